@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# make check: install what is missing, lint, build the debug kernel, then
+# for each kernel build the module, boot a VM, run every test and judge the
+# kernel log; prove the judge with planted bugs; print the totals.
+#   KERNELS="6.1 6.12 debug"  which kernels to test (default: all three)
+#   VM_TIMEOUT=900            seconds before a VM counts as hung
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+kernels=${KERNELS:-6.1 6.12 debug}
+tmo=${VM_TIMEOUT:-900}
+t0=$(date +%s)
+
+"$TD_TOP/scripts/deps.sh"
+"$TD_TOP/scripts/lint.sh"
+
+user=$TD_BUILD/user
+td_build_user "$user"
+
+summary=$TD_BUILD/summary
+: >"$summary"
+status=0
+total_pass=0 total_fail=0
+
+for k in $kernels; do
+	td_kernel "$k"
+	out=$TD_BUILD/vm-$k
+	td_log "kernel $k: building modules against $td_kdir"
+	td_build_modules "$td_kdir" "$out"
+	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user"
+	td_log "kernel $k: booting $td_kimg"
+	"$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" check "$out/log" "$tmo" || true
+	if ! "$TD_TOP/scripts/ktap.py" "$k" "$out/log" >>"$summary"; then
+		status=1
+	fi
+	read -r p f _ <"$out/log/counts"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log" >>"$summary"
+done
+
+# The harness must not be able to pass a broken kernel: boot the debug
+# kernel with a module that WARNs and one that leaks, and require that the
+# scanner reports both.
+case " $kernels " in
+*" debug "*)
+	td_kernel debug
+	out=$TD_BUILD/vm-planted
+	rm -rf "$out/src" && mkdir -p "$out/src" "$out/mod/plant"
+	cp "$TD_TOP/scripts/plant/"* "$out/src/"
+	make -s -C "$td_kdir" M="$out/src" >"$out/build.log" 2>&1 ||
+		{ cat "$out/build.log"; td_die "planted modules failed to build"; }
+	cp "$out/src/"*.ko "$out/mod/plant/"
+	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user"
+	td_log "harness self-test: booting the debug kernel with planted bugs"
+	"$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" planted "$out/log" "$tmo" || true
+	"$TD_TOP/scripts/ktap.py" --expect-planted planted "$out/log" >>"$summary" || status=1
+	;;
+esac
+
+echo
+echo "== tdispatch check summary ($(( $(date +%s) - t0 ))s) =="
+cat "$summary"
+[ "$status" = 0 ] && [ "$total_fail" = 0 ] || echo "FAILED"
+echo "$total_pass passed, $total_fail failed"
+[ "$status" = 0 ] && [ "$total_fail" = 0 ]

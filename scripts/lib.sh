@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings for the tdispatch harness scripts; sourced, not run.
+
+TD_TOP=$(cd "$(dirname "$0")/.." && pwd)
+TD_CACHE=${TD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tdispatch}
+TD_BUILD=${TD_BUILD:-$TD_TOP/build}
+TD_SRC_PKG=linux-source-6.12
+TD_SRC_TAR=/usr/src/linux-source-6.12.tar.xz
+
+td_log() { printf '%s\n' "tdispatch: $*" >&2; }
+td_die() { td_log "error: $*"; exit 1; }
+
+# Version of the installed kernel source package; part of every cache key.
+td_src_version() {
+	dpkg-query -W -f='${Version}' "$TD_SRC_PKG" 2>/dev/null ||
+		td_die "$TD_SRC_PKG is not installed (run scripts/deps.sh)"
+}
+
+# Extract linux-source once per package version; print the tree's path.
+td_src_tree() {
+	ver=$(td_src_version) || exit 1
+	dir=$TD_CACHE/src-$ver
+	if [ ! -e "$dir/.extracted" ]; then
+		td_log "extracting $TD_SRC_TAR into $dir"
+		rm -rf "$dir" && mkdir -p "$dir" || exit 1
+		tar -xJf "$TD_SRC_TAR" -C "$dir" --strip-components=1 ||
+			td_die "cannot extract $TD_SRC_TAR"
+		touch "$dir/.extracted"
+	fi
+	printf '%s\n' "$dir"
+}
+
+# Resolve a test kernel by name (6.1, 6.12 or debug): sets td_kimg to the
+# image to boot and td_kdir to the tree to build modules against.
+td_kernel() {
+	case "$1" in
+	debug)
+		td_kdir=$("$TD_TOP/scripts/build-kernel.sh") || exit 1
+		td_kimg=$td_kdir/arch/x86/boot/bzImage
+		;;
+	6.1 | 6.12)
+		td_kimg=$(ls -d /boot/vmlinuz-"$1".[0-9]*-cloud-amd64 2>/dev/null | sort -V | tail -n 1)
+		[ -n "$td_kimg" ] || td_die "no Debian $1 cloud kernel in /boot (run scripts/deps.sh)"
+		td_kdir=/usr/src/linux-headers-${td_kimg#/boot/vmlinuz-}
+		[ -d "$td_kdir" ] || td_die "$td_kdir missing (run scripts/deps.sh)"
+		;;
+	*)
+		td_die "unknown kernel '$1' (use 6.1, 6.12 or debug)"
+		;;
+	esac
+}
+
+# Build tdispatch.ko and its test modules against $1 in a private copy of
+# the sources under $2 (so several kernels can be built side by side),
+# collecting the modules in $2/mod.  Extra arguments go to kbuild.  Fails
+# on any compiler warning.
+td_build_modules() {
+	kdir=$1 out=$2
+	shift 2
+	rm -rf "$out/src" "$out/mod"
+	mkdir -p "$out/src" "$out/mod"
+	cp -r "$TD_TOP/Kbuild" "$TD_TOP/module" "$TD_TOP/uapi" "$out/src/"
+	if ! make -C "$kdir" M="$out/src" W=1 "$@" >"$out/build.log" 2>&1; then
+		cat "$out/build.log" >&2
+		td_die "module build against $kdir failed"
+	fi
+	if grep -E 'warning:|error:' "$out/build.log" >&2; then
+		td_die "module build against $kdir has warnings"
+	fi
+	cp "$out/src/tdispatch.ko" "$out/mod/"
+	for sub in test kunit; do
+		for ko in "$out/src/module/$sub"/*.ko; do
+			[ -e "$ko" ] || continue
+			mkdir -p "$out/mod/$sub"
+			cp "$ko" "$out/mod/$sub/"
+		done
+	done
+}
+
+# Static userspace (selftests and tools) for the initramfs, into $1.
+td_build_user() {
+	src=$(td_src_tree) || exit 1
+	mkdir -p "$1"
+	make -s -C "$TD_TOP/selftests" OUTPUT="$1" \
+		KSFT_DIR="$src/tools/testing/selftests" LDFLAGS=-static >&2 ||
+		td_die "selftests build failed"
+	make -s -C "$TD_TOP/tools" OUTPUT="$1" LDFLAGS=-static >&2 ||
+		td_die "tools build failed"
+}

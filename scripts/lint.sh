@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Static checks, all of which must be silent:
+#   checkpatch.pl --strict on every C file and header we own,
+#   kernel-doc -Wall on the headers and the module,
+#   sparse (C=2) on the module against the 6.12 headers,
+#   the UAPI header compiling on its own in userspace.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+src=$(td_src_tree)
+cd "$TD_TOP"
+fail=0
+files=$(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '\.mod\.c$' | sort)
+
+if ! out=$(perl "$src/scripts/checkpatch.pl" --strict --no-tree --terse \
+		--show-types -f $files 2>&1); then
+	printf '%s\n' "$out" | grep -E ': (ERROR|WARNING|CHECK):'
+	td_log "lint: checkpatch --strict has findings"
+	fail=1
+fi
+
+out=$(perl "$src/scripts/kernel-doc" -none -Wall \
+	$(printf '%s\n' $files | grep -E '^(uapi|module)/') 2>&1)
+if [ -n "$out" ]; then
+	printf '%s\n' "$out"
+	td_log "lint: kernel-doc has findings"
+	fail=1
+fi
+
+for std in c89 c11; do
+	if ! cc -std=$std -fsyntax-only -Wall -Wextra -Werror -pedantic -Wno-long-long \
+			-x c -Iuapi uapi/linux/tdispatch.h; then
+		td_log "lint: uapi/linux/tdispatch.h does not compile on its own ($std)"
+		fail=1
+	fi
+done
+
+td_kernel 6.12
+tmp=$TD_BUILD/sparse
+if ! td_build_modules "$td_kdir" "$tmp" C=2 ; then
+	fail=1
+elif grep -E ': (warning|error):' "$tmp/build.log"; then
+	td_log "lint: sparse has findings"
+	fail=1
+fi
+
+[ "$fail" = 0 ] || td_die "lint failed"
+td_log "lint: checkpatch, kernel-doc, sparse and the UAPI header are clean"

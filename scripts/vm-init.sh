@@ -1,0 +1,146 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the tdispatch test VM.  tdmode= on the kernel command line picks
+# what it does:
+#   check    load the module, run every test, unload, scan for leaks, and
+#            report on ttyS1 between TD-* markers that scripts/ktap.py reads
+#   planted  load the harness's planted-bug modules, to prove the scanner
+#   demo     load the module and run /demo.sh on the console
+#   shell    load the module and give a shell on the console
+# The VM always ends with reboot -f; QEMU runs with -no-reboot, so it exits.
+
+/bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp /root
+/bin/busybox --install -s
+export PATH=/tests:/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+
+mode=$(sed -n 's/.*tdmode=\([a-z]*\).*/\1/p' /proc/cmdline)
+kmemleak=/sys/kernel/debug/kmemleak
+mods=/lib/tdispatch
+
+finish() {
+	echo "TD-VM-DONE"
+	# Closing the last reference to the port waits for its output to drain.
+	exec >/dev/null 2>&1
+	sync
+	reboot -f
+}
+
+step() {
+	name=$1
+	shift
+	"$@"
+	echo "TD-STEP $name rc=$?"
+}
+
+module_gone() {
+	! grep -q "^$1 " /proc/modules
+}
+
+# Forget what the kernel itself left behind during boot, so a later report
+# can only be ours.
+kmemleak_baseline() {
+	[ -w $kmemleak ] || return 0
+	echo scan >$kmemleak
+	echo clear >$kmemleak
+}
+
+# kmemleak only reports objects older than five seconds (its fixed minimum
+# age), so give whatever the tests freed or leaked that long, then scan.
+kmemleak_report() {
+	[ -w $kmemleak ] || return 0
+	sleep 6
+	echo scan >$kmemleak
+	echo "TD-KMEMLEAK-BEGIN"
+	cat $kmemleak
+	echo "TD-KMEMLEAK-END"
+}
+
+run_kselftests() {
+	for t in /tests/*_test; do
+		[ -x "$t" ] || continue
+		echo "TD-KSFT-BEGIN ${t##*/}"
+		"$t" 2>&1
+		echo "TD-KSFT-END ${t##*/} rc=$?"
+	done
+}
+
+# KUnit runs a module's suites when it loads; debugfs keeps their KTAP.
+run_kunit() {
+	[ -d $mods/kunit ] || return 0
+	for m in $mods/kunit/*.ko; do
+		[ -e "$m" ] || continue
+		step "insmod-${m##*/}" insmod "$m"
+	done
+	for r in /sys/kernel/debug/kunit/*/results; do
+		[ -e "$r" ] || continue
+		s=${r%/results}
+		echo "TD-KUNIT-BEGIN ${s##*/}"
+		cat "$r"
+		echo "TD-KUNIT-END ${s##*/} rc=0"
+	done
+	for m in $mods/kunit/*.ko; do
+		[ -e "$m" ] || continue
+		n=${m##*/}
+		step "rmmod-$n" rmmod "${n%.ko}"
+	done
+}
+
+# Test modules report KTAP of their own through debugfs, like KUnit.
+run_test_modules() {
+	[ -d $mods/test ] || return 0
+	for m in $mods/test/*.ko; do
+		[ -e "$m" ] || continue
+		n=${m##*/}
+		n=${n%.ko}
+		step "insmod-$n" insmod "$m"
+		echo "TD-KSFT-BEGIN $n"
+		cat "/sys/kernel/debug/$n/results" 2>&1
+		echo "TD-KSFT-END $n rc=$?"
+		step "rmmod-$n" rmmod "$n"
+	done
+}
+
+case "$mode" in
+check)
+	exec >/dev/ttyS1 2>&1
+	echo "TD-VM-START kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+	kmemleak_baseline
+	step insmod-tdispatch insmod $mods/tdispatch.ko
+	run_kselftests
+	run_test_modules
+	run_kunit
+	step rmmod-tdispatch rmmod tdispatch
+	step module-gone module_gone tdispatch
+	kmemleak_report
+	finish
+	;;
+planted)
+	exec >/dev/ttyS1 2>&1
+	echo "TD-VM-START kernel=$(uname -r) planted"
+	kmemleak_baseline
+	for m in $mods/plant/*.ko; do
+		step "insmod-${m##*/}" insmod "$m"
+	done
+	kmemleak_report
+	finish
+	;;
+demo)
+	insmod $mods/tdispatch.ko
+	sh /demo.sh
+	rmmod tdispatch
+	finish
+	;;
+*)
+	insmod $mods/tdispatch.ko
+	echo "tdispatch VM: module loaded; tests are in /tests, tdctl in /bin."
+	echo "Leave with 'exit' or Ctrl-D (the VM powers off)."
+	setsid cttyhack sh -l
+	finish
+	;;
+esac

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/tdispatch basics: the node, the version ioctl and how bad calls
+ * fail.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <linux/tdispatch.h>
+
+#include "kselftest_harness.h"
+
+#define TD_DEV_PATH	"/dev/" TDISPATCH_DEV_NAME
+#define MISC_MAJOR	10
+
+FIXTURE(dev) {
+	int fd;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", TD_DEV_PATH, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	close(self->fd);
+}
+
+TEST(node_is_misc_char_device_0666)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(TD_DEV_PATH, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(MISC_MAJOR, major(st.st_rdev));
+	EXPECT_EQ(0666, st.st_mode & 07777);
+	EXPECT_EQ(0, st.st_uid);
+	EXPECT_EQ(0, st.st_gid);
+}
+
+TEST_F(dev, version_reports_abi)
+{
+	struct tdispatch_version v = { .size = sizeof(v) };
+
+	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v));
+	EXPECT_EQ(sizeof(v), v.size);
+	EXPECT_EQ(TDISPATCH_ABI_VERSION, v.abi_version);
+	/* Only bits this header defines may be set. */
+	EXPECT_EQ(0, v.features & ~TDISPATCH_FEAT_ALL);
+}
+
+TEST_F(dev, version_larger_struct_gets_kernel_size)
+{
+	struct {
+		struct tdispatch_version v;
+		__u64 future[4];
+	} big;
+
+	memset(&big, 0xa5, sizeof(big));
+	big.v.size = sizeof(big);
+	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_VERSION, &big));
+	EXPECT_EQ(sizeof(big.v), big.v.size);
+	EXPECT_EQ(TDISPATCH_ABI_VERSION, big.v.abi_version);
+	/* The kernel must not write past what it reports. */
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, big.future[0]);
+}
+
+TEST_F(dev, version_size_too_small_is_einval)
+{
+	struct tdispatch_version v = { .size = TDISPATCH_VERSION_SIZE_VER0 - 1 };
+
+	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v));
+	EXPECT_EQ(EINVAL, errno);
+	v.size = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(dev, version_bad_pointer_is_efault)
+{
+	void *none;
+
+	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, (void *)1));
+	EXPECT_EQ(EFAULT, errno);
+
+	/* Readable size, unwritable struct: the copy out must fail. */
+	none = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, none);
+	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, none));
+	/* The page reads as zeros, so the size check fails first. */
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, munmap(none, 4096));
+
+	none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, none);
+	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, none));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, munmap(none, 4096));
+}
+
+TEST_F(dev, version_readonly_struct_is_efault)
+{
+	struct tdispatch_version *v;
+
+	v = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, v);
+	v->size = sizeof(*v);
+	ASSERT_EQ(0, mprotect(v, 4096, PROT_READ));
+	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, v));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, munmap(v, 4096));
+}
+
+TEST_F(dev, unknown_ioctls_are_enotty)
+{
+	struct tdispatch_version v = { .size = sizeof(v) };
+	static const unsigned long cmds[] = {
+		_IO(TDISPATCH_IOC_MAGIC, 0x00),
+		_IOR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version),
+		_IOWR(TDISPATCH_IOC_MAGIC, 0x7f, struct tdispatch_version),
+		_IOWR(TDISPATCH_IOC_MAGIC, 0xff, __u64),
+		_IOWR(TDISPATCH_IOC_MAGIC + 1, 0x00, struct tdispatch_version),
+		TCGETS,
+		0,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(self->fd, cmds[i], &v)) TH_LOG("cmd %#lx", cmds[i]);
+		EXPECT_EQ(ENOTTY, errno) TH_LOG("cmd %#lx", cmds[i]);
+	}
+}
+
+TEST_HARNESS_MAIN
