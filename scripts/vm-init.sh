@@ -51,10 +51,12 @@ kmemleak_baseline() {
 }
 
 # kmemleak only reports objects older than five seconds (its fixed minimum
-# age), so give whatever the tests freed or leaked that long, then scan.
+# age) whose contents did not change since the previous scan, so give what
+# the tests leaked that long, then scan twice.
 kmemleak_report() {
 	[ -w $kmemleak ] || return 0
 	sleep 6
+	echo scan >$kmemleak
 	echo scan >$kmemleak
 	echo "TD-KMEMLEAK-BEGIN"
 	cat $kmemleak
