@@ -3,7 +3,144 @@
 #ifndef _TDISPATCH_INTERNAL_H
 #define _TDISPATCH_INTERNAL_H
 
-#define TDISPATCH_MODULE_VERSION	"0.1.0"
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/llist.h>
+#include <linux/mutex.h>
+#include <linux/percpu-refcount.h>
+#include <linux/rbtree.h>
+#include <linux/tdispatch.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#define TDISPATCH_MODULE_VERSION	"0.2.0"
+
+#define TD_NAME_LEN		24
+#define TD_MAX_BUFFER		(1U << 20)
+#define TD_MAX_BATCH		4096U
+#define TD_MAX_WORKERS		64U
+#define TD_MAX_INPUT		(1U << 20)
+
+/*
+ * Where a task is.  A task that has ended holds its enum tdispatch_outcome
+ * in ->state instead, so these start above TDISPATCH_NR_OUTCOMES.
+ */
+enum td_task_state {
+	TD_TASK_INPUT = 16,	/* on a per-CPU input list */
+	TD_TASK_PENDING,	/* in the pending set, free to be batched */
+	TD_TASK_WAITING,	/* pending, behind an in-flight task of its id */
+	TD_TASK_INFLIGHT,	/* in a batch that a worker holds */
+};
+
+/*
+ * The pending set: pure bookkeeping, no locking, no allocation and no
+ * clock of its own (callers pass "now"), so KUnit can drive it directly.
+ *
+ * The rbtree holds one task per id present: the in-flight one if there is
+ * one (its ->waiting is the newer task queued behind it), else the pending
+ * one.  The order list holds every pending task, waiting ones included,
+ * oldest place in line first, retries at the head.
+ */
+struct td_pending {
+	struct rb_root tree;
+	struct list_head order;
+	unsigned int nr_pending;	/* on the order list */
+	unsigned int nr_waiting;	/* of those, behind an in-flight id */
+	unsigned int nr_inflight;	/* in batches */
+	unsigned int max_buffer;
+	unsigned int max_batch;
+	u64 max_delay_ns;
+	u64 drained;			/* tasks taken from the input lists */
+	u64 retries;
+	u64 outcomes[TDISPATCH_NR_OUTCOMES];
+};
+
+void td_pending_init(struct td_pending *p, unsigned int max_buffer,
+		     unsigned int max_batch, u64 max_delay_ns);
+void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
+		    struct list_head *reap);
+bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when);
+unsigned int td_pending_cut(struct td_pending *p, ktime_t now,
+			    struct tdispatch_task **batch, struct list_head *reap);
+void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
+			unsigned int nr, struct list_head *reap);
+void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
+			 unsigned int nr, enum tdispatch_outcome outcome,
+			 struct list_head *reap);
+int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap);
+void td_pending_cancel_all(struct td_pending *p, struct list_head *reap);
+struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id);
+
+/* The traffic shaper: how long the acceptor holds off after a failure. */
+struct td_shaper {
+	u64 congestion_delay_ns;
+	u64 transient_delay_ns;
+	ktime_t last_congestion;	/* 0: none in effect */
+	ktime_t last_transient;
+};
+
+void td_shaper_init(struct td_shaper *s, u64 congestion_delay_ns,
+		    u64 transient_delay_ns);
+void td_shaper_record(struct td_shaper *s, enum tdispatch_result result,
+		      ktime_t now);
+u64 td_shaper_holdoff(struct td_shaper *s, ktime_t now);
+
+/* One CPU's submissions, waiting for the acceptor. */
+struct td_input {
+	struct llist_head list;
+	atomic_t count;
+	atomic_long_t accepted;
+	atomic_long_t rejected;
+} ____cacheline_aligned_in_smp;
+
+/* One batch a worker may hold; there are cfg.workers of them. */
+struct td_slot {
+	struct work_struct work;
+	struct tdispatch *d;
+	struct tdispatch_batch batch;
+};
+
+struct tdispatch {
+	char name[TD_NAME_LEN];
+	struct tdispatch_config cfg;
+	const struct tdispatch_ops *ops;
+	void *priv;
+
+	struct td_input __percpu *input;
+	struct percpu_ref users;	/* submitters in progress */
+	struct completion users_gone;
+	struct task_struct *acceptor;
+	struct workqueue_struct *wq;
+	bool kick;			/* acceptor: look again */
+	unsigned long idle_seq;		/* bumped each time it finds all idle */
+	wait_queue_head_t idle_wait;
+
+	struct mutex lock;		/* everything below */
+	struct td_pending pending;
+	struct td_shaper shaper;
+	u64 free_slots;			/* bitmap of idle struct td_slot */
+	unsigned int nr_batches;	/* in flight */
+	bool holding;			/* shaper is withholding a due batch */
+	bool stopping;			/* destroy: no new batches, no retries */
+	u64 batches;
+	u64 results[TDISPATCH_NR_RESULTS];
+	u64 holdoffs;
+
+	struct tdispatch_task **task_array;
+	unsigned int nr_slots;
+	struct td_slot slots[] __counted_by(nr_slots);
+};
+
+extern struct kmem_cache *td_task_cache;
+
+void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
+bool td_input_empty(struct tdispatch *d);
+void td_reap(struct tdispatch *d, struct list_head *reap);
+void td_kick(struct tdispatch *d);
+bool td_idle(struct tdispatch *d);
+int td_acceptor_fn(void *arg);
+void td_batch_work(struct work_struct *work);
 
 int td_chardev_init(void);
 void td_chardev_exit(void);

@@ -8,23 +8,33 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/slab.h>
 
 #include "internal.h"
+
+struct kmem_cache *td_task_cache;
 
 static int __init tdispatch_init(void)
 {
 	int ret;
 
+	td_task_cache = KMEM_CACHE(tdispatch_task, 0);
+	if (!td_task_cache)
+		return -ENOMEM;
 	ret = td_chardev_init();
-	if (ret)
+	if (ret) {
+		kmem_cache_destroy(td_task_cache);
 		return ret;
+	}
 	pr_info("version %s loaded\n", TDISPATCH_MODULE_VERSION);
 	return 0;
 }
 
+/* Every dispatcher is gone: drivers hold the module, and so do open files. */
 static void __exit tdispatch_exit(void)
 {
 	td_chardev_exit();
+	kmem_cache_destroy(td_task_cache);
 }
 
 module_init(tdispatch_init);

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Dispatcher life cycle and the calls that need the whole dispatcher:
+ * create, cancel, counters, destroy.
+ */
+#include <linux/export.h>
+#include <linux/kthread.h>
+#include <linux/percpu.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+
+#include "internal.h"
+
+static void td_users_gone(struct percpu_ref *ref)
+{
+	struct tdispatch *d = container_of(ref, struct tdispatch, users);
+
+	complete(&d->users_gone);
+}
+
+static bool td_config_valid(const struct tdispatch_config *cfg)
+{
+	return cfg->max_buffer >= 1 && cfg->max_buffer <= TD_MAX_BUFFER &&
+	       cfg->max_batch >= 1 && cfg->max_batch <= TD_MAX_BATCH &&
+	       cfg->max_batch <= cfg->max_buffer &&
+	       cfg->workers >= 1 && cfg->workers <= TD_MAX_WORKERS &&
+	       cfg->max_input >= 1 && cfg->max_input <= TD_MAX_INPUT &&
+	       cfg->max_delay_ns <= TDISPATCH_MAX_DELAY_NS;
+}
+
+static void td_free(struct tdispatch *d)
+{
+	if (d->wq)
+		destroy_workqueue(d->wq);
+	percpu_ref_exit(&d->users);
+	free_percpu(d->input);
+	kfree(d->task_array);
+	kfree(d);
+}
+
+/**
+ * tdispatch_create() - create a dispatcher and start its acceptor
+ * @cfg: its shape, validated and copied; see &struct tdispatch_config
+ * @ops: its callbacks; ->process and ->release are required; must outlive
+ *	the dispatcher
+ * @priv: returned by tdispatch_priv()
+ *
+ * Process context; may sleep.
+ *
+ * Return: the dispatcher, or ERR_PTR(-EINVAL) for a bad config or ops,
+ * ERR_PTR(-ENOMEM), or the error of starting the acceptor kthread.
+ */
+struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
+				   const struct tdispatch_ops *ops, void *priv)
+{
+	struct task_struct *acceptor;
+	struct tdispatch *d;
+	unsigned int i;
+	int cpu;
+
+	might_sleep();
+	if (!cfg || !ops || !ops->process || !ops->release || !td_config_valid(cfg))
+		return ERR_PTR(-EINVAL);
+
+	d = kzalloc(struct_size(d, slots, cfg->workers), GFP_KERNEL);
+	if (!d)
+		return ERR_PTR(-ENOMEM);
+	d->nr_slots = cfg->workers;
+	d->cfg = *cfg;
+	strscpy(d->name, cfg->name ?: "anon", sizeof(d->name));
+	d->cfg.name = d->name;
+	d->ops = ops;
+	d->priv = priv;
+	init_completion(&d->users_gone);
+	init_waitqueue_head(&d->idle_wait);
+	mutex_init(&d->lock);
+	td_pending_init(&d->pending, cfg->max_buffer, cfg->max_batch, cfg->max_delay_ns);
+	td_shaper_init(&d->shaper, cfg->congestion_delay_ns, cfg->transient_delay_ns);
+
+	d->task_array = kcalloc(cfg->workers * cfg->max_batch,
+				sizeof(*d->task_array), GFP_KERNEL);
+	d->input = alloc_percpu(struct td_input);
+	if (!d->task_array || !d->input ||
+	    percpu_ref_init(&d->users, td_users_gone, 0, GFP_KERNEL))
+		goto nomem;
+	for_each_possible_cpu(cpu)
+		init_llist_head(&per_cpu_ptr(d->input, cpu)->list);
+	for (i = 0; i < cfg->workers; i++) {
+		d->slots[i].d = d;
+		d->slots[i].batch.tasks = d->task_array + i * cfg->max_batch;
+		INIT_WORK(&d->slots[i].work, td_batch_work);
+	}
+	d->free_slots = GENMASK_ULL(cfg->workers - 1, 0);
+
+	d->wq = alloc_workqueue("tdispatch-%s", WQ_UNBOUND, cfg->workers, d->name);
+	if (!d->wq)
+		goto nomem;
+
+	acceptor = kthread_create(td_acceptor_fn, d, "tdispatch/%s", d->name);
+	if (IS_ERR(acceptor)) {
+		td_free(d);
+		return ERR_CAST(acceptor);
+	}
+	/* Workers wake it until the very end of destroy; keep it around. */
+	d->acceptor = get_task_struct(acceptor);
+	wake_up_process(acceptor);
+	return d;
+
+nomem:
+	td_free(d);
+	return ERR_PTR(-ENOMEM);
+}
+EXPORT_SYMBOL_GPL(tdispatch_create);
+
+/**
+ * tdispatch_priv() - the private pointer given to tdispatch_create()
+ * @d: the dispatcher
+ *
+ * Any context.
+ *
+ * Return: the pointer.
+ */
+void *tdispatch_priv(const struct tdispatch *d)
+{
+	return d->priv;
+}
+EXPORT_SYMBOL_GPL(tdispatch_priv);
+
+/**
+ * tdispatch_cancel() - cancel the pending task of an id
+ * @d: the dispatcher
+ * @id: the id
+ *
+ * Every task with @id submitted before the call is considered, including
+ * those the acceptor has not drained yet.  A task already in a worker's
+ * batch cannot be recalled.  The cancelled task's ->release() has run
+ * when this returns.
+ *
+ * Process context; may sleep.
+ *
+ * Return: 0 if a task was cancelled; -EBUSY if @id is only in flight;
+ * -ENOENT if no task with @id is pending.
+ */
+int tdispatch_cancel(struct tdispatch *d, u64 id)
+{
+	LIST_HEAD(reap);
+	int ret;
+
+	might_sleep();
+	mutex_lock(&d->lock);
+	td_drain_input(d, ktime_get(), &reap);
+	ret = td_pending_cancel(&d->pending, id, &reap);
+	mutex_unlock(&d->lock);
+	td_reap(d, &reap);
+	td_kick(d);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(tdispatch_cancel);
+
+/**
+ * tdispatch_get_stats() - take a consistent snapshot of the counters
+ * @d: the dispatcher
+ * @st: filled in
+ *
+ * The snapshot satisfies the equation in &struct tdispatch_stats.
+ *
+ * Process context; may sleep.
+ */
+void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
+{
+	const struct td_pending *p = &d->pending;
+	u64 accepted = 0, rejected = 0;
+	int cpu;
+
+	might_sleep();
+	mutex_lock(&d->lock);
+	*st = (struct tdispatch_stats) {
+		.pending = p->nr_pending,
+		.in_flight = p->nr_inflight,
+		.done = p->outcomes[TDISPATCH_DONE],
+		.failed = p->outcomes[TDISPATCH_FAILED],
+		.overridden = p->outcomes[TDISPATCH_OVERRIDDEN],
+		.expired = p->outcomes[TDISPATCH_EXPIRED],
+		.dropped = p->outcomes[TDISPATCH_DROPPED],
+		.cancelled = p->outcomes[TDISPATCH_CANCELLED],
+		.batches = d->batches,
+		.retries = p->retries,
+		.holdoffs = d->holdoffs,
+	};
+	memcpy(st->results, d->results, sizeof(st->results));
+	/*
+	 * Read after the drained count under the lock: a submitter counts a
+	 * task before it is on a list, so accepted >= drained here.
+	 */
+	for_each_possible_cpu(cpu) {
+		struct td_input *in = per_cpu_ptr(d->input, cpu);
+
+		accepted += atomic_long_read(&in->accepted);
+		rejected += atomic_long_read(&in->rejected);
+	}
+	st->queued = accepted - p->drained;
+	mutex_unlock(&d->lock);
+	st->accepted = accepted;
+	st->rejected = rejected;
+}
+EXPORT_SYMBOL_GPL(tdispatch_get_stats);
+
+/* Wait until nothing is queued, pending or in flight, or @timeout passes. */
+static int td_wait_idle(struct tdispatch *d, unsigned long timeout)
+{
+	unsigned long end = jiffies + timeout;
+
+	for (;;) {
+		unsigned long seq = READ_ONCE(d->idle_seq);
+		long left;
+		bool idle;
+
+		mutex_lock(&d->lock);
+		idle = td_idle(d);
+		mutex_unlock(&d->lock);
+		if (idle)
+			return 0;
+		left = (long)(end - jiffies);
+		if (left <= 0)
+			return -ETIMEDOUT;
+		td_kick(d);
+		wait_event_timeout(d->idle_wait, READ_ONCE(d->idle_seq) != seq, left);
+	}
+}
+
+/**
+ * tdispatch_destroy() - stop a dispatcher and free it
+ * @d: the dispatcher
+ * @mode: %TDISPATCH_DRAIN to process what is pending first,
+ *	%TDISPATCH_DISCARD to cancel it
+ * @timeout: in jiffies, how long %TDISPATCH_DRAIN may take; ignored for
+ *	%TDISPATCH_DISCARD
+ *
+ * Submissions fail with -ESHUTDOWN from the moment this is called.  Then,
+ * for %TDISPATCH_DRAIN, batches keep being cut and retried until nothing
+ * is pending or in flight, or @timeout passes.  After that no batch is
+ * cut; batches already in ->process() are waited for, and their retries
+ * are cancelled; everything still pending is cancelled.  Every task has
+ * been released when this returns.
+ *
+ * Process context; may sleep.  Must not be called from ->process() or
+ * ->release() of @d itself.
+ *
+ * Return: 0, or -ETIMEDOUT if %TDISPATCH_DRAIN left tasks to cancel.
+ */
+int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
+		      unsigned long timeout)
+{
+	LIST_HEAD(reap);
+	int ret = 0;
+
+	might_sleep();
+	percpu_ref_kill(&d->users);
+	wait_for_completion(&d->users_gone);
+
+	if (mode == TDISPATCH_DRAIN)
+		ret = td_wait_idle(d, timeout);
+
+	mutex_lock(&d->lock);
+	d->stopping = true;
+	mutex_unlock(&d->lock);
+	/* Running batches finish; their retries become cancellations. */
+	drain_workqueue(d->wq);
+	kthread_stop(d->acceptor);
+	put_task_struct(d->acceptor);
+
+	mutex_lock(&d->lock);
+	td_drain_input(d, ktime_get(), &reap);
+	td_pending_cancel_all(&d->pending, &reap);
+	WARN_ON(d->pending.nr_inflight || d->nr_batches ||
+		!RB_EMPTY_ROOT(&d->pending.tree));
+	mutex_unlock(&d->lock);
+	td_reap(d, &reap);
+
+	td_free(d);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(tdispatch_destroy);

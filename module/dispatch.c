@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The acceptor kthread and the workers.
+ *
+ * The acceptor drains the input lists into the pending set and cuts
+ * batches into free slots, at most one per worker, queueing each on the
+ * dispatcher's workqueue.  A worker runs ->process() without any lock,
+ * then files the result: done, failed, or back to the head of the line
+ * with the shaper told to hold the acceptor off.
+ */
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+
+#include "internal.h"
+#include "trace.h"
+
+/* Tell the acceptor to look again (a batch ended, a cancel, a destroy). */
+void td_kick(struct tdispatch *d)
+{
+	WRITE_ONCE(d->kick, true);
+	wake_up_process(d->acceptor);
+}
+
+/* Release what ended, outside the lock: trace, ->release(), free. */
+void td_reap(struct tdispatch *d, struct list_head *reap)
+{
+	struct tdispatch_task *t, *next;
+
+	list_for_each_entry_safe(t, next, reap, order) {
+		enum tdispatch_outcome outcome = t->state;
+
+		if (outcome == TDISPATCH_OVERRIDDEN)
+			trace_tdispatch_coalesce(d, t);
+		else if (outcome != TDISPATCH_DONE)
+			trace_tdispatch_drop(d, t, outcome);
+		d->ops->release(d, t, outcome);
+		kmem_cache_free(td_task_cache, t);
+	}
+}
+
+/*
+ * Cut batches while a worker is free, the shaper allows and a batch is
+ * due.  Return when the acceptor must look again by time alone.
+ */
+static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
+				   struct list_head *reap)
+{
+	struct td_pending *p = &d->pending;
+
+	lockdep_assert_held(&d->lock);
+	/* With no worker free, the next batch ends a batch, not a timer. */
+	while (!d->stopping && d->free_slots) {
+		u64 hold = td_shaper_holdoff(&d->shaper, now);
+		struct td_slot *slot;
+		ktime_t when;
+		bool due;
+
+		due = td_pending_due(p, now, &when);
+		if (hold) {
+			if (due && !d->holding) {
+				d->holding = true;
+				d->holdoffs++;
+				trace_tdispatch_holdoff(d, hold);
+			}
+			return ktime_add_ns(now, hold);
+		}
+		d->holding = false;
+		if (!due)
+			return when;
+		slot = &d->slots[__ffs64(d->free_slots)];
+		slot->batch.nr = td_pending_cut(p, now, slot->batch.tasks, reap);
+		if (!slot->batch.nr)
+			continue;	/* everything met had expired */
+		d->free_slots &= ~BIT_ULL(slot - d->slots);
+		d->nr_batches++;
+		d->batches++;
+		trace_tdispatch_batch_start(d, &slot->batch);
+		queue_work(d->wq, &slot->work);
+	}
+	return KTIME_MAX;
+}
+
+bool td_idle(struct tdispatch *d)
+{
+	return !d->pending.nr_pending && !d->pending.nr_inflight &&
+	       td_input_empty(d);
+}
+
+/* The acceptor sleeps until input arrives, it is kicked, or @until. */
+static void td_acceptor_sleep(struct tdispatch *d, ktime_t until)
+{
+	set_current_state(TASK_IDLE);
+	if (kthread_should_stop() || READ_ONCE(d->kick) || !td_input_empty(d)) {
+		__set_current_state(TASK_RUNNING);
+		return;
+	}
+	if (until == KTIME_MAX)
+		schedule();
+	else
+		schedule_hrtimeout_range(&until, 20 * NSEC_PER_USEC, HRTIMER_MODE_ABS);
+	__set_current_state(TASK_RUNNING);
+}
+
+int td_acceptor_fn(void *arg)
+{
+	struct tdispatch *d = arg;
+
+	while (!kthread_should_stop()) {
+		LIST_HEAD(reap);
+		ktime_t now, next;
+		bool idle;
+
+		WRITE_ONCE(d->kick, false);
+		mutex_lock(&d->lock);
+		now = ktime_get();
+		td_drain_input(d, now, &reap);
+		next = td_dispatch_batches(d, now, &reap);
+		idle = td_idle(d);
+		if (idle)
+			WRITE_ONCE(d->idle_seq, d->idle_seq + 1);
+		mutex_unlock(&d->lock);
+
+		td_reap(d, &reap);
+		if (idle && wq_has_sleeper(&d->idle_wait))
+			wake_up_all(&d->idle_wait);
+		td_acceptor_sleep(d, next);
+	}
+	return 0;
+}
+
+void td_batch_work(struct work_struct *work)
+{
+	struct td_slot *slot = container_of(work, struct td_slot, work);
+	struct tdispatch_batch *b = &slot->batch;
+	struct tdispatch *d = slot->d;
+	struct td_pending *p = &d->pending;
+	enum tdispatch_result res;
+	LIST_HEAD(reap);
+
+	res = d->ops->process(d, b);
+	if (WARN_ONCE(res >= TDISPATCH_NR_RESULTS,
+		      "tdispatch %s: ->process() returned %d\n", d->name, res))
+		res = TDISPATCH_PERMANENT;
+
+	mutex_lock(&d->lock);
+	trace_tdispatch_batch_end(d, b, res);
+	d->results[res]++;
+	switch (res) {
+	case TDISPATCH_SUCCESS:
+		td_pending_complete(p, b->tasks, b->nr, TDISPATCH_DONE, &reap);
+		break;
+	case TDISPATCH_CONGESTION:
+	case TDISPATCH_TRANSIENT:
+		td_shaper_record(&d->shaper, res, ktime_get());
+		if (d->stopping)
+			td_pending_complete(p, b->tasks, b->nr, TDISPATCH_CANCELLED, &reap);
+		else
+			td_pending_requeue(p, b->tasks, b->nr, &reap);
+		break;
+	default:
+		td_pending_complete(p, b->tasks, b->nr, TDISPATCH_FAILED, &reap);
+		break;
+	}
+	b->nr = 0;
+	d->free_slots |= BIT_ULL(slot - d->slots);
+	d->nr_batches--;
+	mutex_unlock(&d->lock);
+
+	td_reap(d, &reap);
+	td_kick(d);
+}

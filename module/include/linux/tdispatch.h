@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tdispatch: a coalescing work dispatcher, in-kernel API.
+ *
+ * Producers submit tasks keyed by a u64 id from any context; an acceptor
+ * kthread keeps only the newest task per id, bounds and batches them, and
+ * kworkers hand each batch to the driver's ->process().  See
+ * Documentation/tdispatch.rst.
+ *
+ * Task ids are u64 because the things drivers key work by (a device or
+ * inode number, a peer's address, a hash, a pointer) fit in one, compare
+ * in one instruction in the pending set's rbtree, and carry no lifetime:
+ * the dispatcher never has to pin or copy a key.
+ */
+#ifndef _LINUX_TDISPATCH_H
+#define _LINUX_TDISPATCH_H
+
+#include <linux/gfp_types.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/llist.h>
+#include <linux/rbtree_types.h>
+#include <linux/types.h>
+
+#include <uapi/linux/tdispatch.h>
+
+/* Upper bound of every delay in struct tdispatch_config, as in Eureka. */
+#define TDISPATCH_MAX_DELAY_NS	(30ULL * NSEC_PER_SEC)
+
+struct tdispatch;
+
+/**
+ * enum tdispatch_result - how ->process() ended a batch
+ * @TDISPATCH_SUCCESS: every task in the batch is done.
+ * @TDISPATCH_CONGESTION: the consumer is overloaded; the batch goes back to
+ *	the head of the line and the acceptor holds off for the congestion
+ *	delay.
+ * @TDISPATCH_TRANSIENT: a failure that may pass (a timeout, a link down);
+ *	the batch goes back to the head of the line and the acceptor holds
+ *	off for the transient delay.
+ * @TDISPATCH_PERMANENT: the batch can never succeed; its tasks are dropped
+ *	and counted as failed.
+ * @TDISPATCH_NR_RESULTS: number of results; not a result.
+ */
+enum tdispatch_result {
+	TDISPATCH_SUCCESS,
+	TDISPATCH_CONGESTION,
+	TDISPATCH_TRANSIENT,
+	TDISPATCH_PERMANENT,
+	TDISPATCH_NR_RESULTS,
+};
+
+/**
+ * enum tdispatch_outcome - how an accepted task ended
+ * @TDISPATCH_DONE: processed in a batch that returned %TDISPATCH_SUCCESS.
+ * @TDISPATCH_FAILED: processed in a batch that returned
+ *	%TDISPATCH_PERMANENT.
+ * @TDISPATCH_OVERRIDDEN: replaced by a newer task with the same id.
+ * @TDISPATCH_EXPIRED: its deadline passed before a worker took it.
+ * @TDISPATCH_DROPPED: dropped because the pending set was full.
+ * @TDISPATCH_CANCELLED: removed by tdispatch_cancel() or by
+ *	tdispatch_destroy().
+ * @TDISPATCH_NR_OUTCOMES: number of outcomes; not an outcome.
+ *
+ * Every task that tdispatch_submit() accepted ends in exactly one of these,
+ * reported to &tdispatch_ops.release.
+ */
+enum tdispatch_outcome {
+	TDISPATCH_DONE,
+	TDISPATCH_FAILED,
+	TDISPATCH_OVERRIDDEN,
+	TDISPATCH_EXPIRED,
+	TDISPATCH_DROPPED,
+	TDISPATCH_CANCELLED,
+	TDISPATCH_NR_OUTCOMES,
+};
+
+/**
+ * enum tdispatch_destroy_mode - what tdispatch_destroy() does with work left
+ * @TDISPATCH_DRAIN: keep dispatching until nothing is pending or in flight,
+ *	or the timeout passes; cancel what is left then.
+ * @TDISPATCH_DISCARD: cancel everything pending at once; wait only for the
+ *	batches already in ->process().
+ */
+enum tdispatch_destroy_mode {
+	TDISPATCH_DRAIN,
+	TDISPATCH_DISCARD,
+};
+
+/**
+ * struct tdispatch_task - one unit of work, as ->process() sees it
+ * @id: the key; a newer task with the same id replaces this one.
+ * @payload: the submitter's pointer, handed back untouched.
+ * @submitted: when tdispatch_submit() accepted it (CLOCK_MONOTONIC).
+ * @deadline: after this time it is dropped as expired, not processed;
+ *	0 for none.
+ * @attempts: how many times a batch holding it was retried so far.
+ *
+ * Read these through the tdispatch_task_*() helpers; everything else in the
+ * struct belongs to the dispatcher.
+ */
+struct tdispatch_task {
+	u64 id;
+	void *payload;
+	ktime_t submitted;
+	ktime_t deadline;
+	unsigned int attempts;
+	/* private: */
+	unsigned int state;
+	ktime_t queued;
+	union {
+		struct llist_node input;
+		struct list_head order;
+	};
+	struct rb_node node;
+	struct tdispatch_task *waiting;
+};
+
+/**
+ * struct tdispatch_batch - the tasks handed to one ->process() call
+ * @nr: number of tasks, 1 to &tdispatch_config.max_batch.
+ * @tasks: the tasks, oldest place in line first.
+ *
+ * Valid only during the ->process() call it is passed to.
+ */
+struct tdispatch_batch {
+	unsigned int nr;
+	struct tdispatch_task **tasks;
+};
+
+/**
+ * tdispatch_batch_for_each - walk the tasks of a batch
+ * @task: struct tdispatch_task * cursor
+ * @batch: the batch
+ * @i: unsigned int index
+ */
+#define tdispatch_batch_for_each(task, batch, i) \
+	for ((i) = 0; (i) < (batch)->nr && ((task) = (batch)->tasks[(i)], 1); (i)++)
+
+/**
+ * tdispatch_task_id() - the id a task was submitted with
+ * @t: the task
+ *
+ * Return: the id.
+ */
+static inline u64 tdispatch_task_id(const struct tdispatch_task *t)
+{
+	return t->id;
+}
+
+/**
+ * tdispatch_task_payload() - the payload a task was submitted with
+ * @t: the task
+ *
+ * Return: the payload pointer.
+ */
+static inline void *tdispatch_task_payload(const struct tdispatch_task *t)
+{
+	return t->payload;
+}
+
+/**
+ * tdispatch_task_attempts() - how often the task was retried so far
+ * @t: the task
+ *
+ * Return: 0 on the first ->process() of the task, then one more after each
+ * %TDISPATCH_CONGESTION or %TDISPATCH_TRANSIENT result.
+ */
+static inline unsigned int tdispatch_task_attempts(const struct tdispatch_task *t)
+{
+	return t->attempts;
+}
+
+/**
+ * tdispatch_task_submitted() - when the task was submitted
+ * @t: the task
+ *
+ * Return: the CLOCK_MONOTONIC time at which tdispatch_submit() accepted it.
+ */
+static inline ktime_t tdispatch_task_submitted(const struct tdispatch_task *t)
+{
+	return t->submitted;
+}
+
+/**
+ * struct tdispatch_ops - what a dispatcher calls back
+ * @process: process one batch and say how it went.  Called from a kworker
+ *	of the dispatcher's workqueue, in process context; may sleep.  Never
+ *	called concurrently for two batches holding the same id.
+ * @release: the dispatcher is done with @t, which ended with @outcome; free
+ *	or recycle its payload.  Called exactly once for every accepted task,
+ *	in process context with no dispatcher lock held; may sleep and may
+ *	submit again.  @t is freed after it returns.
+ */
+struct tdispatch_ops {
+	enum tdispatch_result (*process)(struct tdispatch *d, struct tdispatch_batch *b);
+	void (*release)(struct tdispatch *d, struct tdispatch_task *t,
+			enum tdispatch_outcome outcome);
+};
+
+/**
+ * struct tdispatch_config - the shape of a dispatcher
+ * @name: shown in the kthread's and workqueue's names and in tracepoints;
+ *	copied.
+ * @max_buffer: most tasks pending at once (not counting those in flight);
+ *	when full, the oldest pending task is dropped.  1 to 1048576.
+ * @max_batch: most tasks in one batch; 1 is single-item mode.  1 to 4096,
+ *	and at most @max_buffer.
+ * @max_delay_ns: a batch is released when it is full or when its oldest
+ *	task has waited this long; 0 releases at once.  At most
+ *	%TDISPATCH_MAX_DELAY_NS.
+ * @workers: most batches in flight at once, each on its own kworker.
+ *	1 to 64.
+ * @congestion_delay_ns: hold-off after a %TDISPATCH_CONGESTION result;
+ *	values above %TDISPATCH_MAX_DELAY_NS are capped.
+ * @transient_delay_ns: hold-off after a %TDISPATCH_TRANSIENT result;
+ *	values above %TDISPATCH_MAX_DELAY_NS are capped.
+ * @max_input: most submitted tasks that may wait on one CPU's input list
+ *	before the acceptor drains them; submit fails with -ENOBUFS beyond.
+ *	1 to 1048576.
+ */
+struct tdispatch_config {
+	const char *name;
+	unsigned int max_buffer;
+	unsigned int max_batch;
+	u64 max_delay_ns;
+	unsigned int workers;
+	u64 congestion_delay_ns;
+	u64 transient_delay_ns;
+	unsigned int max_input;
+};
+
+/**
+ * struct tdispatch_stats - a consistent snapshot of a dispatcher's counters
+ * @accepted: tasks tdispatch_submit() accepted.
+ * @rejected: submissions that failed (input full, shutting down, no memory).
+ * @queued: accepted tasks still on the per-CPU input lists.
+ * @pending: tasks in the pending set, waiting for a batch.
+ * @in_flight: tasks in batches that workers hold.
+ * @done: tasks ended %TDISPATCH_DONE.
+ * @failed: tasks ended %TDISPATCH_FAILED.
+ * @overridden: tasks ended %TDISPATCH_OVERRIDDEN.
+ * @expired: tasks ended %TDISPATCH_EXPIRED.
+ * @dropped: tasks ended %TDISPATCH_DROPPED.
+ * @cancelled: tasks ended %TDISPATCH_CANCELLED.
+ * @batches: batches handed to ->process().
+ * @results: batches by &enum tdispatch_result.
+ * @retries: task retries (tasks put back after CONGESTION or TRANSIENT).
+ * @holdoffs: times the acceptor held off because of the shaper.
+ *
+ * At every snapshot: accepted = queued + pending + in_flight + done + failed
+ * + overridden + expired + dropped + cancelled.
+ */
+struct tdispatch_stats {
+	u64 accepted;
+	u64 rejected;
+	u64 queued;
+	u64 pending;
+	u64 in_flight;
+	u64 done;
+	u64 failed;
+	u64 overridden;
+	u64 expired;
+	u64 dropped;
+	u64 cancelled;
+	u64 batches;
+	u64 results[TDISPATCH_NR_RESULTS];
+	u64 retries;
+	u64 holdoffs;
+};
+
+struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
+				   const struct tdispatch_ops *ops, void *priv);
+int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
+		     ktime_t deadline, gfp_t gfp);
+int tdispatch_cancel(struct tdispatch *d, u64 id);
+void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st);
+void *tdispatch_priv(const struct tdispatch *d);
+int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
+		      unsigned long timeout);
+
+#endif /* _LINUX_TDISPATCH_H */

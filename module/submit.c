@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Submission: per-CPU lockless input lists that the acceptor drains.
+ *
+ * A producer never waits for the acceptor: it pushes onto its CPU's llist
+ * and wakes the acceptor only when that list was empty, as irq_work does.
+ */
+#include <linux/export.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+
+#include "internal.h"
+#include "trace.h"
+
+/**
+ * tdispatch_submit() - hand a task to a dispatcher
+ * @d: the dispatcher
+ * @id: the task's key; a newer task with the same id replaces this one
+ * @payload: passed to ->process() and ->release() untouched
+ * @deadline: CLOCK_MONOTONIC time after which the task is dropped as
+ *	expired instead of processed; 0 for none
+ * @gfp: allocation flags for the task; GFP_ATOMIC from hard or soft irq
+ *	context or under a spinlock, GFP_KERNEL where sleeping is allowed
+ *
+ * Callable from any context that @gfp allows, hard irq included.  Never
+ * waits for the acceptor; sleeps only if @gfp lets the allocation sleep.
+ * On success the dispatcher owns the task and will call ->release() for
+ * it exactly once; on failure @payload stays the caller's.
+ *
+ * Return: 0 if accepted; -ENOBUFS if this CPU's input list holds
+ * max_input undrained tasks; -ESHUTDOWN once tdispatch_destroy() has
+ * begun; -ENOMEM if the task could not be allocated.  Every failure is
+ * counted as rejected.
+ */
+int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
+		     ktime_t deadline, gfp_t gfp)
+{
+	struct tdispatch_task *t;
+	struct td_input *in;
+	int ret;
+
+	if (!percpu_ref_tryget_live(&d->users)) {
+		ret = -ESHUTDOWN;
+		goto rejected;
+	}
+	/* Any CPU's list will do if we migrate; the count follows the list. */
+	in = raw_cpu_ptr(d->input);
+	if (atomic_read(&in->count) >= d->cfg.max_input) {
+		ret = -ENOBUFS;
+		goto put;
+	}
+	t = kmem_cache_alloc(td_task_cache, gfp);
+	if (!t) {
+		ret = -ENOMEM;
+		goto put;
+	}
+	*t = (struct tdispatch_task) {
+		.id = id,
+		.payload = payload,
+		.submitted = ktime_get(),
+		.deadline = deadline,
+		.state = TD_TASK_INPUT,
+	};
+	/* Counted before it is visible, so drained never exceeds accepted. */
+	atomic_inc(&in->count);
+	atomic_long_inc(&in->accepted);
+	trace_tdispatch_submit(d, id);
+	if (llist_add(&t->input, &in->list))
+		wake_up_process(d->acceptor);
+	percpu_ref_put(&d->users);
+	return 0;
+
+put:
+	percpu_ref_put(&d->users);
+rejected:
+	atomic_long_inc(&raw_cpu_ptr(d->input)->rejected);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(tdispatch_submit);
+
+/* Move every CPU's input into the pending set, in each CPU's arrival order. */
+void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
+{
+	int cpu;
+
+	lockdep_assert_held(&d->lock);
+	for_each_possible_cpu(cpu) {
+		struct td_input *in = per_cpu_ptr(d->input, cpu);
+		struct tdispatch_task *t, *next;
+		struct llist_node *first;
+		int n = 0;
+
+		first = llist_del_all(&in->list);
+		if (!first)
+			continue;
+		first = llist_reverse_order(first);
+		llist_for_each_entry_safe(t, next, first, input) {
+			td_pending_add(&d->pending, t, now, reap);
+			n++;
+		}
+		atomic_sub(n, &in->count);
+	}
+}
+
+bool td_input_empty(struct tdispatch *d)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (!llist_empty(&per_cpu_ptr(d->input, cpu)->list))
+			return false;
+	return true;
+}
