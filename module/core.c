@@ -239,8 +239,9 @@ static int td_wait_idle(struct tdispatch *d, unsigned long timeout)
  *	%TDISPATCH_DISCARD
  *
  * Submissions fail with -ESHUTDOWN from the moment this is called.  Then,
- * for %TDISPATCH_DRAIN, batches keep being cut and retried until nothing
- * is pending or in flight, or @timeout passes.  After that no batch is
+ * for %TDISPATCH_DRAIN, batches are cut without waiting for max_delay and
+ * retried (the shaper still holds off) until nothing is pending or in
+ * flight, or @timeout passes.  After that no batch is
  * cut; batches already in ->process() are waited for, and their retries
  * are cancelled; everything still pending is cancelled.  Every task has
  * been released when this returns.
@@ -260,8 +261,13 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	percpu_ref_kill(&d->users);
 	wait_for_completion(&d->users_gone);
 
-	if (mode == TDISPATCH_DRAIN)
+	if (mode == TDISPATCH_DRAIN) {
+		/* Nothing more will join a batch: stop waiting for max_delay. */
+		mutex_lock(&d->lock);
+		d->pending.flush = true;
+		mutex_unlock(&d->lock);
 		ret = td_wait_idle(d, timeout);
+	}
 
 	mutex_lock(&d->lock);
 	d->stopping = true;

@@ -10,6 +10,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu-refcount.h>
 #include <linux/rbtree.h>
+#include <linux/sizes.h>
 #include <linux/tdispatch.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -17,10 +18,10 @@
 #define TDISPATCH_MODULE_VERSION	"0.2.0"
 
 #define TD_NAME_LEN		24
-#define TD_MAX_BUFFER		(1U << 20)
+#define TD_MAX_BUFFER		SZ_1M
 #define TD_MAX_BATCH		4096U
 #define TD_MAX_WORKERS		64U
-#define TD_MAX_INPUT		(1U << 20)
+#define TD_MAX_INPUT		SZ_1M
 
 /*
  * Where a task is.  A task that has ended holds its enum tdispatch_outcome
@@ -51,6 +52,7 @@ struct td_pending {
 	unsigned int max_buffer;
 	unsigned int max_batch;
 	u64 max_delay_ns;
+	bool flush;			/* draining: cut whatever is ready */
 	u64 drained;			/* tasks taken from the input lists */
 	u64 retries;
 	u64 outcomes[TDISPATCH_NR_OUTCOMES];

@@ -177,8 +177,8 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
  * @now: the current time
  * @when: if not due, set to when it will be by age alone (KTIME_MAX: never)
  *
- * Due when max_batch tasks are free to go, when the set is full, or when
- * the oldest free task has waited max_delay.
+ * Due when max_batch tasks are free to go, when the set is full, when
+ * the oldest free task has waited max_delay, or at once while flushing.
  *
  * Return: true if a batch should be cut now.
  */
@@ -190,7 +190,7 @@ bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when)
 	*when = KTIME_MAX;
 	if (!ready)
 		return false;
-	if (ready >= p->max_batch || p->nr_pending >= p->max_buffer)
+	if (ready >= p->max_batch || p->nr_pending >= p->max_buffer || p->flush)
 		return true;
 	/* Waiting tasks are skipped; there are at most nr_inflight of them. */
 	list_for_each_entry(t, &p->order, order) {

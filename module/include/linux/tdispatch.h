@@ -129,13 +129,19 @@ struct tdispatch_batch {
 };
 
 /**
- * tdispatch_batch_for_each - walk the tasks of a batch
- * @task: struct tdispatch_task * cursor
- * @batch: the batch
- * @i: unsigned int index
+ * tdispatch_batch_task() - one task of a batch
+ * @b: the batch
+ * @i: its index, below @b->nr
+ *
+ * Walk a batch with ``for (i = 0; i < b->nr; i++)``.
+ *
+ * Return: the @i-th task, oldest place in line first.
  */
-#define tdispatch_batch_for_each(task, batch, i) \
-	for ((i) = 0; (i) < (batch)->nr && ((task) = (batch)->tasks[(i)], 1); (i)++)
+static inline struct tdispatch_task *tdispatch_batch_task(const struct tdispatch_batch *b,
+							  unsigned int i)
+{
+	return b->tasks[i];
+}
 
 /**
  * tdispatch_task_id() - the id a task was submitted with

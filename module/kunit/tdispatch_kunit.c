@@ -1,0 +1,767 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of tdispatch's thread-free logic: the pending set and the
+ * traffic shaper.  Both files are included whole so that their static
+ * helpers come along; callers pass "now", so nothing here sleeps.
+ *
+ * Every operation on a pending set goes through a wrapper that checks the
+ * accounting afterwards: each task taken in is pending, in flight or on the
+ * reap list with its outcome, exactly once.
+ */
+#include <kunit/test.h>
+#include <linux/module.h>
+#include <linux/string.h>
+
+#include "../pending.c"
+#include "../shaper.c"
+
+#define TD_BATCH_MAX	8	/* largest max_batch any case uses */
+#define TD_ORDER_MAX	16	/* longest order list any case checks */
+#define TD_DELAY	1000	/* max_delay_ns of the pending sets */
+#define TD_T0		(10 * NSEC_PER_SEC)	/* shaper: an arbitrary now */
+
+/* A 0-terminated list of task ids; ids in these tests start at 1. */
+#define TD_IDS(...)	((const u64[]){ __VA_ARGS__, 0 })
+#define TD_NONE		((const u64[]){ 0 })
+/* Expected p->outcomes[], by designated initializers; the rest are 0. */
+#define TD_OUTCOMES(...) ((const u64[TDISPATCH_NR_OUTCOMES]) { __VA_ARGS__ })
+
+struct td_batch {
+	unsigned int nr;
+	struct tdispatch_task *tasks[TD_BATCH_MAX];
+};
+
+struct td_kunit {
+	struct kunit *test;
+	struct td_pending p;
+	struct list_head reap;
+	unsigned long serial;	/* payload of the last task made */
+};
+
+/* drained == sum(outcomes) + nr_pending + nr_inflight, and the lists agree. */
+static void td_check(struct td_kunit *k)
+{
+	unsigned int reaped[TDISPATCH_NR_OUTCOMES] = {};
+	unsigned int nr = 0, waiting = 0, o;
+	struct td_pending *p = &k->p;
+	struct tdispatch_task *t;
+	u64 ended = 0;
+
+	list_for_each_entry(t, &k->reap, order) {
+		KUNIT_ASSERT_LT(k->test, t->state, TDISPATCH_NR_OUTCOMES);
+		reaped[t->state]++;
+	}
+	for (o = 0; o < TDISPATCH_NR_OUTCOMES; o++) {
+		KUNIT_EXPECT_EQ_MSG(k->test, p->outcomes[o], reaped[o],
+				    "outcome %u: counter vs reap list", o);
+		ended += p->outcomes[o];
+	}
+	list_for_each_entry(t, &p->order, order) {
+		KUNIT_EXPECT_GE(k->test, t->state, TD_TASK_PENDING);
+		KUNIT_EXPECT_LE(k->test, t->state, TD_TASK_WAITING);
+		waiting += t->state == TD_TASK_WAITING;
+		nr++;
+	}
+	KUNIT_EXPECT_EQ(k->test, nr, p->nr_pending);
+	KUNIT_EXPECT_EQ(k->test, waiting, p->nr_waiting);
+	KUNIT_EXPECT_EQ(k->test, p->drained, ended + p->nr_pending + p->nr_inflight);
+}
+
+static struct td_kunit *td_setup(struct kunit *test, unsigned int max_buffer,
+				 unsigned int max_batch)
+{
+	struct td_kunit *k = kunit_kzalloc(test, sizeof(*k), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, k);
+	KUNIT_ASSERT_LE(test, max_batch, TD_BATCH_MAX);
+	k->test = test;
+	INIT_LIST_HEAD(&k->reap);
+	td_pending_init(&k->p, max_buffer, max_batch, TD_DELAY);
+	return k;
+}
+
+static struct tdispatch_task *td_add_dl(struct td_kunit *k, u64 id,
+					ktime_t deadline, ktime_t now)
+{
+	struct tdispatch_task *t = kunit_kzalloc(k->test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(k->test, t);
+	t->id = id;
+	t->payload = (void *)(++k->serial);
+	t->submitted = now;
+	t->deadline = deadline;
+	td_pending_add(&k->p, t, now, &k->reap);
+	td_check(k);
+	return t;
+}
+
+static struct tdispatch_task *td_add(struct td_kunit *k, u64 id, ktime_t now)
+{
+	return td_add_dl(k, id, 0, now);
+}
+
+/* Add ids @first to @last, arriving 1 ns apart from @now. */
+static void td_add_ids(struct td_kunit *k, u64 first, u64 last, ktime_t now)
+{
+	u64 id;
+
+	for (id = first; id <= last; id++)
+		td_add(k, id, now + id - first);
+}
+
+/* The ids of @tasks are @ids, in that order. */
+static void td_expect_ids(struct td_kunit *k, struct tdispatch_task **tasks,
+			  unsigned int nr, const u64 *ids)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr && ids[i]; i++)
+		KUNIT_EXPECT_EQ_MSG(k->test, tasks[i]->id, ids[i], "at %u", i);
+	KUNIT_EXPECT_EQ_MSG(k->test, i, nr, "fewer ids expected than found");
+	KUNIT_EXPECT_EQ_MSG(k->test, ids[i], 0, "more ids expected than found");
+}
+
+/* The order list holds @ids, head first. */
+static void td_expect_order(struct td_kunit *k, const u64 *ids)
+{
+	struct tdispatch_task *seen[TD_ORDER_MAX], *t;
+	unsigned int nr = 0;
+
+	list_for_each_entry(t, &k->p.order, order) {
+		KUNIT_ASSERT_LT(k->test, nr, TD_ORDER_MAX);
+		seen[nr++] = t;
+	}
+	td_expect_ids(k, seen, nr, ids);
+}
+
+/* @t ended with @outcome and is on the reap list. */
+static void td_expect_ended(struct td_kunit *k, struct tdispatch_task *t,
+			    enum tdispatch_outcome outcome)
+{
+	struct tdispatch_task *r;
+	bool found = false;
+
+	list_for_each_entry(r, &k->reap, order)
+		found |= r == t;
+	KUNIT_EXPECT_TRUE_MSG(k->test, found, "task %llu not reaped", t->id);
+	KUNIT_EXPECT_EQ(k->test, t->state, outcome);
+}
+
+static void td_expect_outcomes(struct td_kunit *k, const u64 *want)
+{
+	unsigned int o;
+
+	for (o = 0; o < TDISPATCH_NR_OUTCOMES; o++)
+		KUNIT_EXPECT_EQ_MSG(k->test, k->p.outcomes[o], want[o], "outcome %u", o);
+}
+
+static void td_expect_lookup(struct td_kunit *k, u64 id, struct tdispatch_task *t)
+{
+	KUNIT_EXPECT_PTR_EQ(k->test, td_pending_lookup(&k->p, id), t);
+}
+
+/* td_pending_due() says @due; if not, that it will be by age at @when. */
+static void td_expect_due(struct td_kunit *k, ktime_t now, bool due, ktime_t when)
+{
+	ktime_t w;
+
+	KUNIT_EXPECT_EQ(k->test, td_pending_due(&k->p, now, &w), due);
+	if (!due)
+		KUNIT_EXPECT_EQ(k->test, w, when);
+}
+
+/* Cut a batch into @b and expect it to hold @ids, now in flight. */
+static void td_cut(struct td_kunit *k, struct td_batch *b, ktime_t now,
+		   const u64 *ids)
+{
+	unsigned int i;
+
+	b->nr = td_pending_cut(&k->p, now, b->tasks, &k->reap);
+	td_check(k);
+	KUNIT_ASSERT_LE(k->test, b->nr, k->p.max_batch);
+	td_expect_ids(k, b->tasks, b->nr, ids);
+	for (i = 0; i < b->nr; i++) {
+		KUNIT_EXPECT_EQ(k->test, b->tasks[i]->state, TD_TASK_INFLIGHT);
+		td_expect_lookup(k, b->tasks[i]->id, b->tasks[i]);
+	}
+}
+
+static void td_requeue(struct td_kunit *k, struct td_batch *b)
+{
+	td_pending_requeue(&k->p, b->tasks, b->nr, &k->reap);
+	td_check(k);
+}
+
+static void td_complete(struct td_kunit *k, struct td_batch *b,
+			enum tdispatch_outcome outcome)
+{
+	td_pending_complete(&k->p, b->tasks, b->nr, outcome, &k->reap);
+	td_check(k);
+}
+
+static int td_cancel(struct td_kunit *k, u64 id)
+{
+	int ret = td_pending_cancel(&k->p, id, &k->reap);
+
+	td_check(k);
+	return ret;
+}
+
+/* The pending set */
+
+static void td_test_add_keeps_order(struct kunit *test)
+{
+	static const u64 ids[] = { 5, 3, 9, 1, 12, 7, 2, 11, 4, 10, 8, 6, 0 };
+	struct td_kunit *k = td_setup(test, TD_ORDER_MAX, 4);
+	struct tdispatch_task *t;
+	unsigned int i;
+
+	for (i = 0; ids[i]; i++)
+		td_add(k, ids[i], 100 + i);
+	td_expect_order(k, ids);
+	for (i = 0; ids[i]; i++) {
+		t = td_pending_lookup(&k->p, ids[i]);
+		KUNIT_ASSERT_NOT_NULL(test, t);
+		KUNIT_EXPECT_EQ(test, t->id, ids[i]);
+		KUNIT_EXPECT_EQ(test, t->state, TD_TASK_PENDING);
+		KUNIT_EXPECT_EQ(test, t->queued, 100 + i);
+	}
+	td_expect_lookup(k, 13, NULL);
+	KUNIT_EXPECT_EQ(test, k->p.nr_pending, i);
+	KUNIT_EXPECT_EQ(test, k->p.drained, i);
+	td_expect_outcomes(k, TD_OUTCOMES());
+}
+
+static void td_test_coalesce(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *old, *new;
+	struct td_batch b;
+
+	old = td_add_dl(k, 1, 5000, 100);
+	td_add(k, 2, 200);
+	new = td_add_dl(k, 1, 9000, 300);
+	td_expect_ended(k, old, TDISPATCH_OVERRIDDEN);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_OVERRIDDEN] = 1));
+	td_expect_lookup(k, 1, new);
+	KUNIT_EXPECT_EQ(test, new->state, TD_TASK_PENDING);
+	KUNIT_EXPECT_EQ(test, new->queued, 100);
+	KUNIT_EXPECT_EQ(test, k->p.nr_pending, 2);
+	td_expect_order(k, TD_IDS(1, 2));
+	/* Aged from the older one's arrival. */
+	td_expect_due(k, 100 + TD_DELAY - 1, false, 100 + TD_DELAY);
+	/* Past the old deadline, before the new one: the newer is cut. */
+	td_cut(k, &b, 6000, TD_IDS(1, 2));
+	KUNIT_EXPECT_PTR_EQ(test, b.tasks[0], new);
+	KUNIT_EXPECT_PTR_EQ(test, tdispatch_task_payload(b.tasks[0]), new->payload);
+	KUNIT_EXPECT_PTR_NE(test, new->payload, old->payload);
+}
+
+/* Overflow and retries */
+
+static void td_test_overflow_drops_oldest(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 3, 2);
+	struct tdispatch_task *first = td_add(k, 1, 100);
+
+	td_add_ids(k, 2, 4, 200);
+	td_expect_ended(k, first, TDISPATCH_DROPPED);
+	td_expect_lookup(k, 1, NULL);
+	td_expect_order(k, TD_IDS(2, 3, 4));
+	/* Coalescing takes no new place: nothing more is dropped. */
+	td_add(k, 3, 300);
+	td_expect_order(k, TD_IDS(2, 3, 4));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DROPPED] = 1,
+					  [TDISPATCH_OVERRIDDEN] = 1));
+}
+
+static void td_test_requeue_to_head(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct td_batch b;
+
+	td_add_ids(k, 1, 4, 100);
+	td_cut(k, &b, 100, TD_IDS(1, 2));
+	td_add(k, 5, 200);
+	td_requeue(k, &b);
+	KUNIT_EXPECT_EQ(test, k->p.nr_inflight, 0);
+	KUNIT_EXPECT_EQ(test, b.tasks[0]->state, TD_TASK_PENDING);
+	td_expect_lookup(k, 2, b.tasks[1]);
+	td_expect_order(k, TD_IDS(1, 2, 3, 4, 5));
+	td_cut(k, &b, 300, TD_IDS(1, 2));
+	td_expect_outcomes(k, TD_OUTCOMES());
+}
+
+static void td_test_full_drops_retry_first(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 4, 2);
+	struct td_batch b;
+
+	td_add_ids(k, 1, 3, 100);
+	td_cut(k, &b, 100, TD_IDS(1, 2));
+	td_requeue(k, &b);
+	td_add(k, 4, 200);
+	td_expect_order(k, TD_IDS(1, 2, 3, 4));
+	td_add(k, 5, 300);
+	td_expect_ended(k, b.tasks[0], TDISPATCH_DROPPED);
+	td_expect_lookup(k, 1, NULL);
+	td_expect_order(k, TD_IDS(2, 3, 4, 5));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DROPPED] = 1));
+}
+
+static void td_test_requeue_full_drops_retries(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 3, 2);
+	struct td_batch b;
+
+	td_add_ids(k, 1, 2, 100);
+	td_cut(k, &b, 100, TD_IDS(1, 2));
+	td_add_ids(k, 3, 5, 200);
+	td_requeue(k, &b);
+	td_expect_ended(k, b.tasks[0], TDISPATCH_DROPPED);
+	td_expect_ended(k, b.tasks[1], TDISPATCH_DROPPED);
+	td_expect_lookup(k, 1, NULL);
+	td_expect_lookup(k, 2, NULL);
+	td_expect_order(k, TD_IDS(3, 4, 5));
+	KUNIT_EXPECT_EQ(test, k->p.nr_inflight, 0);
+	KUNIT_EXPECT_EQ(test, k->p.retries, 0);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DROPPED] = 2));
+}
+
+static void td_test_retries_counted(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct td_batch b;
+	unsigned int i;
+
+	td_add_ids(k, 1, 2, 100);
+	for (i = 1; i <= 3; i++) {
+		td_cut(k, &b, 100 * i, TD_IDS(1, 2));
+		td_requeue(k, &b);
+		KUNIT_EXPECT_EQ(test, tdispatch_task_attempts(b.tasks[0]), i);
+		KUNIT_EXPECT_EQ(test, tdispatch_task_attempts(b.tasks[1]), i);
+		KUNIT_EXPECT_EQ(test, k->p.retries, 2 * i);
+	}
+	td_cut(k, &b, 1000, TD_IDS(1, 2));
+	td_complete(k, &b, TDISPATCH_DONE);
+	td_expect_ended(k, b.tasks[1], TDISPATCH_DONE);
+	KUNIT_EXPECT_EQ(test, b.tasks[1]->attempts, 3);
+	KUNIT_EXPECT_EQ(test, k->p.retries, 6);
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 2));
+}
+
+/* Batch cut */
+
+static void td_test_due_at_max_batch(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 3);
+
+	td_expect_due(k, 100, false, KTIME_MAX);
+	td_add_ids(k, 1, 2, 100);
+	td_expect_due(k, 101, false, 100 + TD_DELAY);
+	td_add(k, 3, 102);
+	td_expect_due(k, 102, true, 0);
+}
+
+static void td_test_due_after_max_delay(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct td_batch b;
+
+	td_add(k, 1, 100);
+	td_add(k, 2, 500);
+	td_expect_due(k, 100, false, 100 + TD_DELAY);
+	td_expect_due(k, 100 + TD_DELAY - 1, false, 100 + TD_DELAY);
+	td_expect_due(k, 100 + TD_DELAY, true, 0);
+	td_expect_due(k, 100 * TD_DELAY, true, 0);
+	td_cut(k, &b, 100 + TD_DELAY, TD_IDS(1, 2));
+	td_expect_due(k, 100 * TD_DELAY, false, KTIME_MAX);
+}
+
+/* Full but short of a batch: only possible with tasks waiting. */
+static void td_test_due_when_full(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 3, 3);
+	struct td_batch b;
+
+	td_add(k, 1, 100);
+	td_cut(k, &b, 100, TD_IDS(1));
+	td_add(k, 1, 200);
+	td_add(k, 2, 300);
+	/* The waiting task is not what ages a batch. */
+	td_expect_due(k, 300, false, 300 + TD_DELAY);
+	td_add(k, 3, 400);
+	KUNIT_EXPECT_EQ(test, k->p.nr_pending, 3);
+	td_expect_due(k, 400, true, 0);
+}
+
+static void td_test_cut_max_batch(struct kunit *test)
+{
+	const u64 *cuts[] = { TD_IDS(1, 2, 3), TD_IDS(4, 5, 6), TD_IDS(7), TD_NONE };
+	struct td_kunit *k = td_setup(test, 8, 3);
+	struct td_batch b[ARRAY_SIZE(cuts)];
+	unsigned int i;
+
+	td_add_ids(k, 1, 7, 100);
+	for (i = 0; i < ARRAY_SIZE(cuts); i++)
+		td_cut(k, &b[i], 200, cuts[i]);
+	KUNIT_EXPECT_EQ(test, k->p.nr_inflight, 7);
+	for (i = 0; i < ARRAY_SIZE(cuts); i++)
+		td_complete(k, &b[i], TDISPATCH_DONE);
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 7));
+}
+
+static void td_test_single_item(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 4, 1);
+	struct td_batch b1, b2;
+
+	td_add(k, 1, 100);
+	td_expect_due(k, 100, true, 0);
+	td_add_ids(k, 2, 3, 100);
+	td_cut(k, &b1, 100, TD_IDS(1));
+	td_cut(k, &b2, 100, TD_IDS(2));
+	td_expect_order(k, TD_IDS(3));
+	td_complete(k, &b1, TDISPATCH_DONE);
+	td_complete(k, &b2, TDISPATCH_FAILED);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 1,
+					  [TDISPATCH_FAILED] = 1));
+}
+
+/* Expiry */
+
+static void td_test_expired_on_add(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *late, *on_time, *stale;
+
+	late = td_add_dl(k, 1, 99, 100);
+	td_expect_ended(k, late, TDISPATCH_EXPIRED);
+	td_expect_lookup(k, 1, NULL);
+	on_time = td_add_dl(k, 2, 100, 100);
+	KUNIT_EXPECT_EQ(test, on_time->state, TD_TASK_PENDING);
+	td_add_dl(k, 3, 0, 100 * NSEC_PER_SEC);
+	/* An expired newer task does not displace a live one. */
+	stale = td_add_dl(k, 2, 50, 200);
+	td_expect_ended(k, stale, TDISPATCH_EXPIRED);
+	td_expect_lookup(k, 2, on_time);
+	td_expect_order(k, TD_IDS(2, 3));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_EXPIRED] = 2));
+}
+
+static void td_test_expires_while_pending(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct tdispatch_task *a, *c;
+	struct td_batch b;
+
+	a = td_add_dl(k, 1, 500, 100);
+	td_add_dl(k, 2, 0, 100);
+	c = td_add_dl(k, 3, 600, 100);
+	td_add_dl(k, 4, 2 * NSEC_PER_SEC, 100);
+	td_add(k, 5, 100);
+	/* The expired ones do not count towards max_batch. */
+	td_cut(k, &b, NSEC_PER_SEC, TD_IDS(2, 4));
+	td_expect_ended(k, a, TDISPATCH_EXPIRED);
+	td_expect_ended(k, c, TDISPATCH_EXPIRED);
+	td_expect_lookup(k, 1, NULL);
+	td_expect_order(k, TD_IDS(5));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_EXPIRED] = 2));
+}
+
+/* Per-id exclusion */
+
+static void td_test_waits_behind_inflight(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct tdispatch_task *w1, *w2;
+	struct td_batch b1, b2;
+
+	td_add_ids(k, 1, 2, 100);
+	td_cut(k, &b1, 100, TD_IDS(1, 2));
+	w1 = td_add(k, 1, 200);
+	KUNIT_EXPECT_EQ(test, w1->state, TD_TASK_WAITING);
+	KUNIT_EXPECT_EQ(test, k->p.nr_waiting, 1);
+	KUNIT_EXPECT_PTR_EQ(test, b1.tasks[0]->waiting, w1);
+	td_expect_lookup(k, 1, b1.tasks[0]);
+	td_expect_due(k, 100 * TD_DELAY, false, KTIME_MAX);
+	/* Passed over, keeping its place; the ones behind it go. */
+	td_add_ids(k, 3, 4, 300);
+	td_cut(k, &b2, 300, TD_IDS(3, 4));
+	td_expect_order(k, TD_IDS(1));
+	/* A further one replaces the waiter in its place. */
+	w2 = td_add(k, 1, 400);
+	td_expect_ended(k, w1, TDISPATCH_OVERRIDDEN);
+	KUNIT_EXPECT_EQ(test, w2->state, TD_TASK_WAITING);
+	KUNIT_EXPECT_EQ(test, w2->queued, 200);
+	KUNIT_EXPECT_PTR_EQ(test, b1.tasks[0]->waiting, w2);
+	td_add(k, 5, 500);
+	td_expect_order(k, TD_IDS(1, 5));
+	/* The in-flight one ends: the waiter is free to go, first. */
+	td_complete(k, &b1, TDISPATCH_DONE);
+	KUNIT_EXPECT_EQ(test, w2->state, TD_TASK_PENDING);
+	KUNIT_EXPECT_EQ(test, k->p.nr_waiting, 0);
+	td_expect_lookup(k, 1, w2);
+	td_cut(k, &b1, 600, TD_IDS(1, 5));
+	KUNIT_EXPECT_PTR_EQ(test, b1.tasks[0], w2);
+	td_complete(k, &b1, TDISPATCH_DONE);
+	td_complete(k, &b2, TDISPATCH_DONE);
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 6,
+					  [TDISPATCH_OVERRIDDEN] = 1));
+}
+
+static void td_test_requeue_loses_to_waiter(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct tdispatch_task *w;
+	struct td_batch b;
+
+	td_add_ids(k, 1, 2, 100);
+	td_cut(k, &b, 100, TD_IDS(1, 2));
+	w = td_add(k, 1, 200);
+	td_requeue(k, &b);
+	td_expect_ended(k, b.tasks[0], TDISPATCH_OVERRIDDEN);
+	KUNIT_EXPECT_EQ(test, w->state, TD_TASK_PENDING);
+	td_expect_lookup(k, 1, w);
+	td_expect_order(k, TD_IDS(2, 1));
+	KUNIT_EXPECT_EQ(test, k->p.nr_waiting, 0);
+	KUNIT_EXPECT_EQ(test, k->p.nr_inflight, 0);
+	KUNIT_EXPECT_EQ(test, k->p.retries, 1);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_OVERRIDDEN] = 1));
+}
+
+static void td_test_waiter_expires(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct tdispatch_task *w;
+	struct td_batch b1, b2;
+
+	td_add(k, 1, 100);
+	td_cut(k, &b1, 100, TD_IDS(1));
+	w = td_add_dl(k, 1, 300, 200);
+	td_cut(k, &b2, 400, TD_NONE);
+	td_expect_ended(k, w, TDISPATCH_EXPIRED);
+	KUNIT_EXPECT_NULL(test, b1.tasks[0]->waiting);
+	td_complete(k, &b1, TDISPATCH_DONE);
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 1,
+					  [TDISPATCH_EXPIRED] = 1));
+}
+
+/* Cancel */
+
+static void td_test_cancel_pending(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct tdispatch_task *t = td_add(k, 1, 100);
+
+	td_add(k, 2, 100);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), 0);
+	td_expect_ended(k, t, TDISPATCH_CANCELLED);
+	td_expect_lookup(k, 1, NULL);
+	td_expect_order(k, TD_IDS(2));
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), -ENOENT);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 99), -ENOENT);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_CANCELLED] = 1));
+}
+
+static void td_test_cancel_inflight(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct tdispatch_task *w;
+	struct td_batch b;
+
+	td_add(k, 1, 100);
+	td_cut(k, &b, 100, TD_IDS(1));
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), -EBUSY);
+	td_expect_outcomes(k, TD_OUTCOMES());
+	w = td_add(k, 1, 200);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), 0);
+	td_expect_ended(k, w, TDISPATCH_CANCELLED);
+	KUNIT_EXPECT_NULL(test, b.tasks[0]->waiting);
+	KUNIT_EXPECT_EQ(test, k->p.nr_waiting, 0);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), -EBUSY);
+	td_complete(k, &b, TDISPATCH_DONE);
+	td_expect_lookup(k, 1, NULL);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_CANCELLED] = 1,
+					  [TDISPATCH_DONE] = 1));
+}
+
+static void td_test_cancel_all(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 1);
+	struct td_batch b;
+
+	td_add_ids(k, 1, 3, 100);
+	td_cut(k, &b, 100, TD_IDS(1));
+	td_add(k, 1, 200);
+	td_pending_cancel_all(&k->p, &k->reap);
+	td_check(k);
+	td_expect_order(k, TD_NONE);
+	KUNIT_EXPECT_EQ(test, k->p.nr_inflight, 1);
+	KUNIT_EXPECT_NULL(test, b.tasks[0]->waiting);
+	td_expect_lookup(k, 1, b.tasks[0]);
+	td_expect_lookup(k, 2, NULL);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_CANCELLED] = 3));
+	td_complete(k, &b, TDISPATCH_DONE);
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+}
+
+/* The shaper */
+
+struct td_shaper_case {
+	const char *name;
+	enum tdispatch_result result;
+	u64 congestion_ns;
+	u64 transient_ns;
+	u64 holdoff_ns;		/* what recording @result starts */
+};
+
+static const struct td_shaper_case td_shaper_params[] = {
+	{ "congestion", TDISPATCH_CONGESTION, 1000, 5000, 1000 },
+	{ "transient", TDISPATCH_TRANSIENT, 5000, 2000, 2000 },
+	{ "congestion-capped", TDISPATCH_CONGESTION, 2 * TDISPATCH_MAX_DELAY_NS, 0,
+	  TDISPATCH_MAX_DELAY_NS },
+	{ "transient-capped", TDISPATCH_TRANSIENT, 0, U64_MAX, TDISPATCH_MAX_DELAY_NS },
+	{ "success", TDISPATCH_SUCCESS, 1000, 1000, 0 },
+	{ "permanent", TDISPATCH_PERMANENT, 1000, 1000, 0 },
+};
+
+static void td_shaper_case_desc(const struct td_shaper_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(td_shaper, td_shaper_params, td_shaper_case_desc);
+
+/* holdoff(t0 + x) is D - x for x < D and 0 from D on. */
+static void td_test_shaper_holdoff(struct kunit *test)
+{
+	const struct td_shaper_case *c = test->param_value;
+	const u64 d = c->holdoff_ns;
+	const u64 at[] = { 0, 1, d / 2, d - 1, d, d + 1, 2 * d };
+	struct td_shaper s;
+	unsigned int i;
+
+	td_shaper_init(&s, c->congestion_ns, c->transient_ns);
+	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, 0), 0);
+	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0), 0);
+	td_shaper_record(&s, c->result, TD_T0);
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		if (at[i] > 2 * d)	/* d - 1 when d is 0 */
+			continue;
+		KUNIT_EXPECT_EQ_MSG(test, td_shaper_holdoff(&s, TD_T0 + at[i]),
+				    at[i] < d ? d - at[i] : 0, "at t0 + %llu", at[i]);
+	}
+}
+
+static void td_test_shaper_congestion_first(struct kunit *test)
+{
+	struct td_shaper s;
+
+	td_shaper_init(&s, 1000, 3000);
+	td_shaper_record(&s, TDISPATCH_TRANSIENT, TD_T0);
+	td_shaper_record(&s, TDISPATCH_CONGESTION, TD_T0);
+	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0), 1000);
+	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 400), 600);
+	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 1000), 2000);
+	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 2999), 1);
+	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 3000), 0);
+}
+
+static void td_test_shaper_restart(struct kunit *test)
+{
+	static const enum tdispatch_result results[] = {
+		TDISPATCH_CONGESTION, TDISPATCH_TRANSIENT,
+	};
+	struct td_shaper s;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(results); i++) {
+		td_shaper_init(&s, 1000, 1000);
+		td_shaper_record(&s, results[i], TD_T0);
+		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 600), 400);
+		td_shaper_record(&s, results[i], TD_T0 + 600);
+		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 600), 1000);
+		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 1500), 100);
+		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 1600), 0);
+		/* After one has run out, a new failure starts afresh. */
+		td_shaper_record(&s, results[i], TD_T0 + 5000);
+		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 5000), 1000);
+	}
+}
+
+static struct kunit_case td_pending_cases[] = {
+	KUNIT_CASE(td_test_add_keeps_order),
+	KUNIT_CASE(td_test_coalesce),
+	{}
+};
+
+static struct kunit_case td_overflow_cases[] = {
+	KUNIT_CASE(td_test_overflow_drops_oldest),
+	KUNIT_CASE(td_test_requeue_to_head),
+	KUNIT_CASE(td_test_full_drops_retry_first),
+	KUNIT_CASE(td_test_requeue_full_drops_retries),
+	KUNIT_CASE(td_test_retries_counted),
+	{}
+};
+
+static struct kunit_case td_batch_cases[] = {
+	KUNIT_CASE(td_test_due_at_max_batch),
+	KUNIT_CASE(td_test_due_after_max_delay),
+	KUNIT_CASE(td_test_due_when_full),
+	KUNIT_CASE(td_test_cut_max_batch),
+	KUNIT_CASE(td_test_single_item),
+	{}
+};
+
+static struct kunit_case td_expiry_cases[] = {
+	KUNIT_CASE(td_test_expired_on_add),
+	KUNIT_CASE(td_test_expires_while_pending),
+	{}
+};
+
+static struct kunit_case td_exclusion_cases[] = {
+	KUNIT_CASE(td_test_waits_behind_inflight),
+	KUNIT_CASE(td_test_requeue_loses_to_waiter),
+	KUNIT_CASE(td_test_waiter_expires),
+	{}
+};
+
+static struct kunit_case td_cancel_cases[] = {
+	KUNIT_CASE(td_test_cancel_pending),
+	KUNIT_CASE(td_test_cancel_inflight),
+	KUNIT_CASE(td_test_cancel_all),
+	{}
+};
+
+static struct kunit_case td_shaper_cases[] = {
+	KUNIT_CASE_PARAM(td_test_shaper_holdoff, td_shaper_gen_params),
+	KUNIT_CASE(td_test_shaper_congestion_first),
+	KUNIT_CASE(td_test_shaper_restart),
+	{}
+};
+
+#define TD_SUITE(_name)						\
+	static struct kunit_suite td_##_name##_suite = {		\
+		.name = "tdispatch_" #_name,				\
+		.test_cases = td_##_name##_cases,			\
+	}
+
+TD_SUITE(pending);
+TD_SUITE(overflow);
+TD_SUITE(batch);
+TD_SUITE(expiry);
+TD_SUITE(exclusion);
+TD_SUITE(cancel);
+TD_SUITE(shaper);
+
+kunit_test_suites(&td_pending_suite, &td_overflow_suite, &td_batch_suite,
+		  &td_expiry_suite, &td_exclusion_suite, &td_cancel_suite,
+		  &td_shaper_suite);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("KUnit tests of the tdispatch pending set and traffic shaper");

@@ -1,0 +1,1036 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tdispatch API test: drives the exported API with a recording processor,
+ * as Eureka's batcher tests do with their RecordingProcessor, on every
+ * kernel (KUnit is not built into the stock ones).  The cases run at load;
+ * their KTAP is in /sys/kernel/debug/tdispatch_test/results.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/bitmap.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/seq_buf.h>
+#include <linux/slab.h>
+#include <linux/tdispatch.h>
+#include <linux/timer.h>
+#include <linux/vmalloc.h>
+
+static unsigned int stress_tasks = 1000000;
+module_param(stress_tasks, uint, 0444);
+MODULE_PARM_DESC(stress_tasks, "tasks the stress case submits in all (default 1000000)");
+
+#define WAIT_LIMIT	(60 * HZ)	/* an event that takes longer is a failure */
+#define MAX_RECORDS	256
+#define MAX_IDS		8192
+#define SYNC_ID		U64_MAX		/* never submitted; see td_sync() */
+
+/* ---- a small KTAP reporter ---------------------------------------------- */
+
+static struct seq_buf ktap;
+static char *ktap_buf;
+static unsigned int ktap_cases;
+
+struct tcase {
+	const char *name;
+	int failures;
+};
+
+static void __printf(2, 3) t_log(struct tcase *t, const char *fmt, ...)
+{
+	char line[192];
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(line, sizeof(line), fmt, args);
+	va_end(args);
+	seq_buf_printf(&ktap, "# %s: %s\n", t->name, line);
+}
+
+static bool t_check(struct tcase *t, bool ok, int line, const char *what,
+		    long long a, long long b, bool eq)
+{
+	if (ok)
+		return true;
+	t->failures++;
+	if (eq)
+		t_log(t, "line %d: expected %s, got %lld and %lld", line, what, a, b);
+	else
+		t_log(t, "line %d: expected %s", line, what);
+	return false;
+}
+
+#define T_EXPECT(t, cond) t_check(t, (cond), __LINE__, #cond, 0, 0, false)
+#define T_EXPECT_EQ(t, a, b) ({						\
+	long long __a = (a), __b = (b);					\
+	t_check(t, __a == __b, __LINE__, #a " == " #b, __a, __b, true);	\
+})
+
+/* ---- the recording processor ---------------------------------------------- */
+
+struct record {
+	unsigned int nr;
+	u64 first_id;
+	unsigned long first_payload;
+	unsigned int first_attempts;
+	ktime_t start;
+	ktime_t end;
+	pid_t pid;
+	enum tdispatch_result result;
+};
+
+struct recorder {
+	struct tdispatch *d;
+	spinlock_t lock;		/* records, outcomes */
+	wait_queue_head_t wait;
+	struct record rec[MAX_RECORDS];
+	unsigned int nr_rec;
+	unsigned int outcome[TDISPATCH_NR_OUTCOMES];
+	unsigned int released;
+	unsigned long payload_of[MAX_IDS];	/* last processed payload per id */
+	unsigned long *busy;		/* ids in a running batch */
+	atomic_t overlaps;		/* an id in two running batches */
+	atomic_t running;
+	int max_running;
+	/* behaviour */
+	enum tdispatch_result (*decide)(struct recorder *r, struct tdispatch_batch *b,
+					unsigned int nth);
+	struct completion gate;		/* first batch waits here if gated */
+	struct completion entered;	/* ... after saying it arrived */
+	bool gated;
+	unsigned int hold_until_running;	/* wait for this many concurrent */
+	unsigned int process_ms;
+	bool free_payloads;
+};
+
+static enum tdispatch_result rec_process(struct tdispatch *d, struct tdispatch_batch *b)
+{
+	struct recorder *r = tdispatch_priv(d);
+	enum tdispatch_result res = TDISPATCH_SUCCESS;
+	unsigned int i, nth;
+	int running;
+	ktime_t start = ktime_get();
+
+	running = atomic_inc_return(&r->running);
+	spin_lock(&r->lock);
+	nth = r->nr_rec++;
+	r->max_running = max(r->max_running, running);
+	spin_unlock(&r->lock);
+	wake_up_all(&r->wait);
+
+	for (i = 0; i < b->nr; i++) {
+		u64 id = tdispatch_task_id(tdispatch_batch_task(b, i)) % MAX_IDS;
+
+		if (test_and_set_bit(id, r->busy))
+			atomic_inc(&r->overlaps);
+	}
+	if (r->gated && nth == 0) {
+		complete(&r->entered);
+		wait_for_completion_timeout(&r->gate, WAIT_LIMIT);
+	}
+	if (r->hold_until_running)
+		wait_event_timeout(r->wait, READ_ONCE(r->max_running) >=
+				   r->hold_until_running, WAIT_LIMIT);
+	if (r->process_ms)
+		msleep(r->process_ms);
+	if (r->decide)
+		res = r->decide(r, b, nth);
+
+	spin_lock(&r->lock);
+	if (nth < MAX_RECORDS) {
+		r->rec[nth] = (struct record) {
+			.nr = b->nr,
+			.first_id = tdispatch_task_id(b->tasks[0]),
+			.first_payload = (unsigned long)tdispatch_task_payload(b->tasks[0]),
+			.first_attempts = tdispatch_task_attempts(b->tasks[0]),
+			.start = start,
+			.end = ktime_get(),
+			.pid = current->pid,
+			.result = res,
+		};
+	}
+	for (i = 0; i < b->nr; i++) {
+		struct tdispatch_task *task = tdispatch_batch_task(b, i);
+		u64 id = tdispatch_task_id(task) % MAX_IDS;
+
+		r->payload_of[id] = (unsigned long)tdispatch_task_payload(task);
+		clear_bit(id, r->busy);
+	}
+	spin_unlock(&r->lock);
+	atomic_dec(&r->running);
+	wake_up_all(&r->wait);
+	return res;
+}
+
+static void rec_release(struct tdispatch *d, struct tdispatch_task *t,
+			enum tdispatch_outcome outcome)
+{
+	struct recorder *r = tdispatch_priv(d);
+
+	if (r->free_payloads)
+		kfree(tdispatch_task_payload(t));
+	spin_lock(&r->lock);
+	r->outcome[outcome]++;
+	r->released++;
+	spin_unlock(&r->lock);
+	wake_up_all(&r->wait);
+}
+
+static const struct tdispatch_ops rec_ops = {
+	.process = rec_process,
+	.release = rec_release,
+};
+
+static const struct tdispatch_config base_cfg = {
+	.name = "test",
+	.max_buffer = 1024,
+	.max_batch = 1,
+	.max_delay_ns = 0,
+	.workers = 1,
+	.congestion_delay_ns = 10 * NSEC_PER_MSEC,
+	.transient_delay_ns = 10 * NSEC_PER_MSEC,
+	.max_input = 4096,
+};
+
+static struct recorder *rec_start(struct tcase *t, const struct tdispatch_config *cfg)
+{
+	struct recorder *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	if (!r)
+		return NULL;
+	r->busy = bitmap_zalloc(MAX_IDS, GFP_KERNEL);
+	spin_lock_init(&r->lock);
+	init_waitqueue_head(&r->wait);
+	init_completion(&r->gate);
+	init_completion(&r->entered);
+	r->d = tdispatch_create(cfg, &rec_ops, r);
+	if (!r->busy || IS_ERR(r->d)) {
+		t_log(t, "cannot create dispatcher: %d", PTR_ERR_OR_ZERO(r->d));
+		t->failures++;
+		bitmap_free(r->busy);
+		kfree(r);
+		return NULL;
+	}
+	return r;
+}
+
+static unsigned int rec_count(struct recorder *r, enum tdispatch_outcome o)
+{
+	unsigned int n;
+
+	spin_lock(&r->lock);
+	n = r->outcome[o];
+	spin_unlock(&r->lock);
+	return n;
+}
+
+static bool rec_wait_released(struct tcase *t, struct recorder *r, unsigned int n)
+{
+	return T_EXPECT(t, wait_event_timeout(r->wait, READ_ONCE(r->released) >= n,
+					      WAIT_LIMIT));
+}
+
+static bool rec_wait_batches(struct tcase *t, struct recorder *r, unsigned int n)
+{
+	return T_EXPECT(t, wait_event_timeout(r->wait, READ_ONCE(r->nr_rec) >= n &&
+					      !atomic_read(&r->running), WAIT_LIMIT));
+}
+
+/* The accounting equation, on a live snapshot. */
+static void check_stats(struct tcase *t, struct tdispatch_stats *st)
+{
+	T_EXPECT_EQ(t, st->accepted, st->queued + st->pending + st->in_flight +
+		    st->done + st->failed + st->overridden + st->expired +
+		    st->dropped + st->cancelled);
+}
+
+/*
+ * Destroy, then check that every accepted task was released exactly once,
+ * with the outcome the counters gave it.
+ */
+static void rec_finish(struct tcase *t, struct recorder *r,
+		       enum tdispatch_destroy_mode mode)
+{
+	struct tdispatch_stats st;
+	int ret;
+
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	ret = tdispatch_destroy(r->d, mode, WAIT_LIMIT);
+	T_EXPECT_EQ(t, ret, 0);
+	/* After destroy nothing is queued, pending or in flight any more. */
+	T_EXPECT_EQ(t, r->released, st.accepted);
+	T_EXPECT(t, r->outcome[TDISPATCH_DONE] >= st.done);
+	T_EXPECT(t, r->outcome[TDISPATCH_FAILED] >= st.failed);
+	T_EXPECT(t, r->outcome[TDISPATCH_OVERRIDDEN] >= st.overridden);
+	T_EXPECT(t, r->outcome[TDISPATCH_EXPIRED] >= st.expired);
+	T_EXPECT(t, r->outcome[TDISPATCH_DROPPED] >= st.dropped);
+	T_EXPECT(t, r->outcome[TDISPATCH_CANCELLED] >= st.cancelled);
+	T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
+	bitmap_free(r->busy);
+	kfree(r);
+}
+
+static int submit(struct recorder *r, u64 id, unsigned long payload)
+{
+	return tdispatch_submit(r->d, id, (void *)payload, 0, GFP_KERNEL);
+}
+
+/* tdispatch_cancel() drains every earlier submission into the pending set. */
+static void td_sync(struct tcase *t, struct recorder *r)
+{
+	T_EXPECT_EQ(t, tdispatch_cancel(r->d, SYNC_ID), -ENOENT);
+}
+
+/* Gated: the first batch is in ->process() and stays there until opened. */
+static void gate_wait_entered(struct tcase *t, struct recorder *r)
+{
+	T_EXPECT(t, wait_for_completion_timeout(&r->entered, WAIT_LIMIT));
+}
+
+/* ---- the cases ----------------------------------------------------------- */
+
+static void test_single_item_mode(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	unsigned int i;
+
+	if (!r)
+		return;
+	for (i = 0; i < 5; i++)
+		T_EXPECT_EQ(t, submit(r, i, 100 + i), 0);
+	if (rec_wait_released(t, r, 5)) {
+		T_EXPECT_EQ(t, r->nr_rec, 5);
+		for (i = 0; i < 5; i++) {
+			T_EXPECT_EQ(t, r->rec[i].nr, 1);
+			T_EXPECT_EQ(t, r->payload_of[i], 100 + i);
+		}
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_DONE), 5);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_batch_never_exceeds_max_batch(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r;
+	unsigned int i, total = 0, full = 0;
+
+	cfg.max_batch = 4;
+	cfg.max_delay_ns = 50 * NSEC_PER_MSEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	for (i = 0; i < 30; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	if (rec_wait_released(t, r, 30)) {
+		for (i = 0; i < r->nr_rec; i++) {
+			T_EXPECT(t, r->rec[i].nr >= 1 && r->rec[i].nr <= 4);
+			total += r->rec[i].nr;
+			full += r->rec[i].nr == 4;
+		}
+		T_EXPECT_EQ(t, total, 30);
+		T_EXPECT(t, full >= 1);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_newer_task_overrides_older(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r;
+
+	/* Nothing is cut before destroy flushes: both meet in the set. */
+	cfg.max_batch = 8;
+	cfg.max_delay_ns = TDISPATCH_MAX_DELAY_NS;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	T_EXPECT_EQ(t, submit(r, 7, 1), 0);
+	T_EXPECT_EQ(t, submit(r, 8, 2), 0);
+	T_EXPECT_EQ(t, submit(r, 7, 3), 0);
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	T_EXPECT_EQ(t, r->nr_rec, 1);
+	T_EXPECT_EQ(t, r->rec[0].nr, 2);
+	/* The newer payload won, in the older one's place in line. */
+	T_EXPECT_EQ(t, r->rec[0].first_id, 7);
+	T_EXPECT_EQ(t, r->payload_of[7], 3);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OVERRIDDEN], 1);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 2);
+	bitmap_free(r->busy);
+	kfree(r);
+}
+
+static enum tdispatch_result transient_first(struct recorder *r,
+					     struct tdispatch_batch *b,
+					     unsigned int nth)
+{
+	return nth == 0 ? TDISPATCH_TRANSIENT : TDISPATCH_SUCCESS;
+}
+
+static void test_retried_task_goes_first(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+
+	if (!r)
+		return;
+	r->gated = true;
+	r->decide = transient_first;
+	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
+	gate_wait_entered(t, r);
+	T_EXPECT_EQ(t, submit(r, 2, 2), 0);
+	T_EXPECT_EQ(t, submit(r, 3, 3), 0);
+	td_sync(t, r);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 3)) {
+		T_EXPECT_EQ(t, r->nr_rec, 4);
+		T_EXPECT_EQ(t, r->rec[0].first_id, 1);
+		T_EXPECT_EQ(t, r->rec[1].first_id, 1);
+		T_EXPECT_EQ(t, r->rec[1].first_attempts, 1);
+		T_EXPECT_EQ(t, r->rec[2].first_id, 2);
+		T_EXPECT_EQ(t, r->rec[3].first_id, 3);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_oldest_dropped_on_overflow(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r;
+	unsigned int i;
+
+	cfg.max_buffer = 3;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->gated = true;
+	T_EXPECT_EQ(t, submit(r, 100, 100), 0);
+	gate_wait_entered(t, r);
+	for (i = 1; i <= 4; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	td_sync(t, r);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_DROPPED), 1);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 5)) {
+		T_EXPECT_EQ(t, r->nr_rec, 4);
+		T_EXPECT_EQ(t, r->payload_of[1], 0);	/* never processed */
+		for (i = 2; i <= 4; i++)
+			T_EXPECT_EQ(t, r->rec[i - 1].first_id, i);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_tasks_within_max_delay_share_a_batch(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r;
+
+	cfg.max_batch = 10;
+	cfg.max_delay_ns = 500 * NSEC_PER_MSEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
+	T_EXPECT_EQ(t, submit(r, 2, 2), 0);
+	/* Released by age, not by size or destroy. */
+	if (rec_wait_released(t, r, 2)) {
+		T_EXPECT_EQ(t, r->nr_rec, 1);
+		T_EXPECT_EQ(t, r->rec[0].nr, 2);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_expired_tasks_are_not_processed(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	ktime_t soon;
+
+	if (!r)
+		return;
+	r->gated = true;
+	T_EXPECT_EQ(t, submit(r, 100, 100), 0);
+	gate_wait_entered(t, r);
+	/* Already past its deadline when submitted: expired on arrival. */
+	T_EXPECT_EQ(t, tdispatch_submit(r->d, 1, (void *)1, ktime_sub_ns(ktime_get(), 1),
+					GFP_KERNEL), 0);
+	/* Expires while it waits behind the busy worker. */
+	soon = ktime_add_ms(ktime_get(), 20);
+	T_EXPECT_EQ(t, tdispatch_submit(r->d, 2, (void *)2, soon, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, submit(r, 3, 3), 0);
+	td_sync(t, r);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_EXPIRED), 1);
+	/* Waiting for time itself to pass: there is no other event. */
+	while (ktime_before(ktime_get(), soon))
+		usleep_range(2000, 5000);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 4)) {
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_EXPIRED), 2);
+		T_EXPECT_EQ(t, r->nr_rec, 2);
+		T_EXPECT_EQ(t, r->payload_of[1] + r->payload_of[2], 0);
+		T_EXPECT_EQ(t, r->payload_of[3], 3);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_batches_spread_across_workers(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r;
+	unsigned int i, j, distinct = 0;
+
+	cfg.workers = 4;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->hold_until_running = 4;
+	for (i = 0; i < 8; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	if (rec_wait_released(t, r, 8)) {
+		T_EXPECT_EQ(t, r->max_running, 4);
+		for (i = 0; i < 4; i++) {
+			for (j = 0; j < i; j++)
+				if (r->rec[j].pid == r->rec[i].pid)
+					break;
+			distinct += j == i;
+		}
+		/* The first four ran at once, so on four kworkers. */
+		T_EXPECT_EQ(t, distinct, 4);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_cancel(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+
+	if (!r)
+		return;
+	r->gated = true;
+	T_EXPECT_EQ(t, submit(r, 100, 100), 0);
+	gate_wait_entered(t, r);
+	T_EXPECT_EQ(t, submit(r, 5, 5), 0);
+	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 5), 0);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_CANCELLED), 1);
+	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 5), -ENOENT);
+	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 100), -EBUSY);
+	/* A newer 100 waits behind the running one and can be cancelled. */
+	T_EXPECT_EQ(t, submit(r, 100, 101), 0);
+	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 100), 0);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_CANCELLED), 2);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 3)) {
+		T_EXPECT_EQ(t, r->nr_rec, 1);
+		T_EXPECT_EQ(t, r->payload_of[5], 0);
+		T_EXPECT_EQ(t, r->payload_of[100], 100);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static enum tdispatch_result first_result(struct recorder *r,
+					  struct tdispatch_batch *b,
+					  unsigned int nth)
+{
+	return nth == 0 ? (enum tdispatch_result)tdispatch_task_id(b->tasks[0]) :
+			  TDISPATCH_SUCCESS;
+}
+
+/* After @result the next batch starts no sooner than @delay_ms later. */
+static void check_holdoff(struct tcase *t, enum tdispatch_result result,
+			  unsigned int delay_ms)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	s64 gap;
+
+	cfg.congestion_delay_ns = 300 * NSEC_PER_MSEC;
+	cfg.transient_delay_ns = 150 * NSEC_PER_MSEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->decide = first_result;
+	r->gated = true;
+	/* The id says what the first batch returns. */
+	T_EXPECT_EQ(t, submit(r, result, 0), 0);
+	gate_wait_entered(t, r);
+	T_EXPECT_EQ(t, submit(r, 50, 50), 0);
+	td_sync(t, r);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 2)) {
+		T_EXPECT_EQ(t, r->nr_rec, 3);
+		T_EXPECT_EQ(t, r->rec[1].first_id, result);
+		gap = ktime_ms_delta(r->rec[1].start, r->rec[0].end);
+		T_EXPECT(t, gap >= delay_ms);
+		/* Capped: a hold-off never stretches into seconds. */
+		T_EXPECT(t, gap < delay_ms + 5000);
+		tdispatch_get_stats(r->d, &st);
+		T_EXPECT_EQ(t, st.holdoffs, 1);
+		T_EXPECT_EQ(t, st.retries, 1);
+		T_EXPECT_EQ(t, st.results[result], 1);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_shaper_holds_off_after_congestion(struct tcase *t)
+{
+	check_holdoff(t, TDISPATCH_CONGESTION, 300);
+}
+
+static void test_shaper_holds_off_after_transient(struct tcase *t)
+{
+	check_holdoff(t, TDISPATCH_TRANSIENT, 150);
+}
+
+static enum tdispatch_result permanent_always(struct recorder *r,
+					      struct tdispatch_batch *b,
+					      unsigned int nth)
+{
+	return TDISPATCH_PERMANENT;
+}
+
+static void test_permanent_failure_is_dropped(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+
+	if (!r)
+		return;
+	r->decide = permanent_always;
+	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
+	if (rec_wait_released(t, r, 1)) {
+		T_EXPECT_EQ(t, r->nr_rec, 1);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_FAILED), 1);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_destroy_drain_processes_everything(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r;
+	unsigned int i;
+
+	cfg.max_batch = 4;
+	cfg.max_delay_ns = TDISPATCH_MAX_DELAY_NS;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->process_ms = 20;
+	for (i = 0; i < 20; i++)
+		T_EXPECT_EQ(t, submit(r, i, i + 1), 0);
+	/* Some are in flight, the rest pending: all must be done. */
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 20);
+	T_EXPECT_EQ(t, r->released, 20);
+	bitmap_free(r->busy);
+	kfree(r);
+}
+
+static void test_destroy_discard_cancels_pending(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	unsigned int i;
+
+	if (!r)
+		return;
+	r->process_ms = 200;
+	for (i = 0; i < 10; i++)
+		T_EXPECT_EQ(t, submit(r, i, i + 1), 0);
+	/* The running batch finishes; everything behind it is cancelled. */
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DISCARD, 0), 0);
+	T_EXPECT_EQ(t, r->released, 10);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE] + r->outcome[TDISPATCH_CANCELLED], 10);
+	T_EXPECT(t, r->outcome[TDISPATCH_CANCELLED] >= 5);
+	bitmap_free(r->busy);
+	kfree(r);
+}
+
+static void test_destroy_drain_times_out(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r;
+
+	cfg.transient_delay_ns = TDISPATCH_MAX_DELAY_NS;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->decide = transient_first;
+	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
+	rec_wait_batches(t, r, 1);
+	/* The retry is held off for 30 s; the drain gives up after 100 ms. */
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, msecs_to_jiffies(100)),
+		    -ETIMEDOUT);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_CANCELLED], 1);
+	T_EXPECT_EQ(t, r->released, 1);
+	bitmap_free(r->busy);
+	kfree(r);
+}
+
+/* Submissions from interrupt context. */
+struct irq_submitter {
+	struct hrtimer hrt;
+	struct timer_list timer;
+	struct recorder *r;
+	int ret;
+	bool in_context;
+	struct completion done;
+};
+
+static enum hrtimer_restart irq_submit_hard(struct hrtimer *h)
+{
+	struct irq_submitter *s = container_of(h, struct irq_submitter, hrt);
+
+	s->in_context = in_hardirq();
+	s->ret = tdispatch_submit(s->r->d, 1, (void *)1, 0, GFP_ATOMIC);
+	complete(&s->done);
+	return HRTIMER_NORESTART;
+}
+
+static void irq_submit_soft(struct timer_list *tl)
+{
+	struct irq_submitter *s = from_timer(s, tl, timer);
+
+	s->in_context = in_serving_softirq();
+	s->ret = tdispatch_submit(s->r->d, 2, (void *)2, 0, GFP_ATOMIC);
+	complete(&s->done);
+}
+
+static void test_submit_from_irq_contexts(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	struct irq_submitter s = { .r = r, .ret = -1 };
+
+	if (!r)
+		return;
+	init_completion(&s.done);
+	hrtimer_init(&s.hrt, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	s.hrt.function = irq_submit_hard;
+	hrtimer_start(&s.hrt, ms_to_ktime(1), HRTIMER_MODE_REL_HARD);
+	T_EXPECT(t, wait_for_completion_timeout(&s.done, WAIT_LIMIT));
+	hrtimer_cancel(&s.hrt);
+	T_EXPECT(t, s.in_context);
+	T_EXPECT_EQ(t, s.ret, 0);
+
+	reinit_completion(&s.done);
+	s.ret = -1;
+	s.in_context = false;
+	timer_setup_on_stack(&s.timer, irq_submit_soft, 0);
+	mod_timer(&s.timer, jiffies + 1);
+	T_EXPECT(t, wait_for_completion_timeout(&s.done, WAIT_LIMIT));
+	del_timer_sync(&s.timer);
+	destroy_timer_on_stack(&s.timer);
+	T_EXPECT(t, s.in_context);
+	T_EXPECT_EQ(t, s.ret, 0);
+
+	if (rec_wait_released(t, r, 2)) {
+		T_EXPECT_EQ(t, r->payload_of[1], 1);
+		T_EXPECT_EQ(t, r->payload_of[2], 2);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/* Producers that run until submission fails, on every CPU. */
+struct producer {
+	struct task_struct *task;
+	struct recorder *r;
+	unsigned int seed_cpu;
+	unsigned long todo;		/* 0: until an error other than ENOBUFS */
+	unsigned long accepted;
+	unsigned long busy;		/* -ENOBUFS seen */
+	int last_err;
+	struct completion done;
+};
+
+static int producer_fn(void *arg)
+{
+	struct producer *p = arg;
+	struct recorder *r = p->r;
+
+	while (!p->todo || p->accepted < p->todo) {
+		u64 id = get_random_u32_below(4096);
+		void *payload = NULL;
+		int ret;
+
+		if (r->free_payloads) {
+			payload = kmalloc(16, GFP_KERNEL);
+			if (!payload)
+				continue;
+		}
+		ret = tdispatch_submit(r->d, id, payload, 0, GFP_KERNEL);
+		cond_resched();
+		if (!ret) {
+			p->accepted++;
+			continue;
+		}
+		kfree(payload);
+		if (ret != -ENOBUFS) {
+			p->last_err = ret;
+			break;
+		}
+		p->busy++;
+	}
+	complete_all(&p->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(HZ);
+	return 0;
+}
+
+static struct producer *producers_start(struct tcase *t, struct recorder *r,
+					unsigned long per_cpu, unsigned int *nr)
+{
+	struct producer *p;
+	unsigned int cpu, n = 0;
+
+	p = kcalloc(nr_cpu_ids, sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return NULL;
+	for_each_online_cpu(cpu) {
+		p[n].r = r;
+		p[n].todo = per_cpu;
+		init_completion(&p[n].done);
+		p[n].task = kthread_create_on_cpu(producer_fn, &p[n], cpu, "tdtest/%u");
+		if (IS_ERR(p[n].task)) {
+			T_EXPECT(t, false);
+			break;
+		}
+		wake_up_process(p[n].task);
+		n++;
+	}
+	*nr = n;
+	return p;
+}
+
+static unsigned long producers_stop(struct producer *p, unsigned int nr)
+{
+	unsigned long accepted = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		wait_for_completion(&p[i].done);
+		kthread_stop(p[i].task);
+		accepted += p[i].accepted;
+	}
+	return accepted;
+}
+
+static void test_submit_after_destroy_begins(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	unsigned long accepted;
+	struct producer *p;
+	unsigned int nr, i;
+
+	if (!r)
+		return;
+	r->free_payloads = true;
+	p = producers_start(t, r, 0, &nr);
+	if (!p)
+		return;
+	T_EXPECT(t, wait_event_timeout(r->wait, READ_ONCE(r->released) >= 100, WAIT_LIMIT));
+	/* Destroy under fire: every producer must see -ESHUTDOWN, not a crash. */
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DISCARD, 0), 0);
+	accepted = producers_stop(p, nr);
+	for (i = 0; i < nr; i++)
+		T_EXPECT_EQ(t, p[i].last_err, -ESHUTDOWN);
+	T_EXPECT_EQ(t, r->released, accepted);
+	T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
+	kfree(p);
+	bitmap_free(r->busy);
+	kfree(r);
+}
+
+static enum tdispatch_result random_result(struct recorder *r,
+					   struct tdispatch_batch *b,
+					   unsigned int nth)
+{
+	u32 x = get_random_u32_below(100);
+
+	if (x < 70)
+		return TDISPATCH_SUCCESS;
+	if (x < 80)
+		return TDISPATCH_CONGESTION;
+	if (x < 90)
+		return TDISPATCH_TRANSIENT;
+	return TDISPATCH_PERMANENT;
+}
+
+static void test_per_id_exclusion_under_concurrency(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	struct producer *p;
+	unsigned int nr;
+
+	cfg.workers = 4;
+	cfg.max_batch = 4;
+	cfg.congestion_delay_ns = 100 * NSEC_PER_USEC;
+	cfg.transient_delay_ns = 100 * NSEC_PER_USEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->decide = random_result;
+	p = producers_start(t, r, 5000, &nr);
+	if (!p)
+		return;
+	producers_stop(p, nr);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT(t, r->max_running <= 4);
+	kfree(p);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_stress_million_tasks(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	unsigned long accepted;
+	struct recorder *r;
+	struct producer *p;
+	unsigned int nr, checks = 0;
+	ktime_t start = ktime_get();
+	s64 ms;
+
+	cfg.name = "stress";
+	cfg.workers = 4;
+	cfg.max_batch = 64;
+	cfg.max_buffer = 8192;
+	cfg.max_delay_ns = NSEC_PER_MSEC;
+	cfg.congestion_delay_ns = 100 * NSEC_PER_USEC;
+	cfg.transient_delay_ns = 100 * NSEC_PER_USEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->decide = random_result;
+	r->free_payloads = true;
+	p = producers_start(t, r, DIV_ROUND_UP(stress_tasks, num_online_cpus()), &nr);
+	if (!p)
+		return;
+	/* The equation holds on every snapshot, also mid-flight. */
+	while (!wait_for_completion_timeout(&p[0].done, HZ / 10)) {
+		tdispatch_get_stats(r->d, &st);
+		check_stats(t, &st);
+		checks++;
+	}
+	accepted = producers_stop(p, nr);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT(t, accepted >= stress_tasks);
+	T_EXPECT_EQ(t, st.accepted, accepted);
+	T_EXPECT(t, st.overridden > 0);
+	ms = ktime_ms_delta(ktime_get(), start);
+	t_log(t, "submitted %lu on %u CPUs in %lld ms, %u mid-run snapshots",
+	      accepted, nr, ms, checks);
+	t_log(t, "done %llu failed %llu overridden %llu dropped %llu expired %llu",
+	      st.done, st.failed, st.overridden, st.dropped, st.expired);
+	t_log(t, "batches %llu retries %llu holdoffs %llu rejected %llu",
+	      st.batches, st.retries, st.holdoffs, st.rejected);
+	kfree(p);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_create_rejects_bad_config(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_ops no_release = { .process = rec_process };
+
+	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &no_release, NULL)), -EINVAL);
+	cfg.max_batch = 0;
+	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
+	cfg = base_cfg;
+	cfg.max_batch = cfg.max_buffer + 1;
+	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
+	cfg = base_cfg;
+	cfg.workers = 65;
+	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
+	cfg = base_cfg;
+	cfg.max_delay_ns = TDISPATCH_MAX_DELAY_NS + 1;
+	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(struct tcase *t);
+} cases[] = {
+#define CASE(f) { #f, test_##f }
+	CASE(create_rejects_bad_config),
+	CASE(single_item_mode),
+	CASE(batch_never_exceeds_max_batch),
+	CASE(newer_task_overrides_older),
+	CASE(retried_task_goes_first),
+	CASE(oldest_dropped_on_overflow),
+	CASE(tasks_within_max_delay_share_a_batch),
+	CASE(expired_tasks_are_not_processed),
+	CASE(batches_spread_across_workers),
+	CASE(cancel),
+	CASE(shaper_holds_off_after_congestion),
+	CASE(shaper_holds_off_after_transient),
+	CASE(permanent_failure_is_dropped),
+	CASE(destroy_drain_processes_everything),
+	CASE(destroy_discard_cancels_pending),
+	CASE(destroy_drain_times_out),
+	CASE(submit_from_irq_contexts),
+	CASE(submit_after_destroy_begins),
+	CASE(per_id_exclusion_under_concurrency),
+	CASE(stress_million_tasks),
+#undef CASE
+};
+
+#define KTAP_SIZE	(64 * 1024)
+
+static struct dentry *td_test_dir;
+
+static ssize_t results_read(struct file *f, char __user *buf, size_t len, loff_t *pos)
+{
+	return simple_read_from_buffer(buf, len, pos, ktap_buf, seq_buf_used(&ktap));
+}
+
+static const struct file_operations results_fops = {
+	.owner = THIS_MODULE,
+	.read = results_read,
+	.llseek = default_llseek,
+};
+
+static int __init tdispatch_test_init(void)
+{
+	unsigned int i, failed = 0;
+
+	ktap_buf = vzalloc(KTAP_SIZE);
+	if (!ktap_buf)
+		return -ENOMEM;
+	seq_buf_init(&ktap, ktap_buf, KTAP_SIZE);
+	ktap_cases = ARRAY_SIZE(cases);
+	seq_buf_printf(&ktap, "KTAP version 1\n1..%u\n", ktap_cases);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct tcase t = { .name = cases[i].name };
+
+		cases[i].fn(&t);
+		failed += !!t.failures;
+		seq_buf_printf(&ktap, "%s %u %s\n", t.failures ? "not ok" : "ok",
+			       i + 1, t.name);
+	}
+	pr_info("%u of %u cases passed\n", ktap_cases - failed, ktap_cases);
+	td_test_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("results", 0444, td_test_dir, NULL, &results_fops);
+	return 0;
+}
+
+static void __exit tdispatch_test_exit(void)
+{
+	debugfs_remove_recursive(td_test_dir);
+	vfree(ktap_buf);
+}
+
+module_init(tdispatch_test_init);
+module_exit(tdispatch_test_exit);
+MODULE_DESCRIPTION("tdispatch API tests with a recording processor");
+MODULE_LICENSE("GPL");
