@@ -108,6 +108,33 @@ run_test_modules() {
 	done
 }
 
+# The tracepoints work with ftrace: record a demo run, find every event.
+check_tracepoints() {
+	ev=/sys/kernel/tracing/events/tdispatch
+	[ -d $ev ] && [ -e $mods/demo/tdispatch_demo.ko ] || return 0
+	echo 8192 >/sys/kernel/tracing/buffer_size_kb
+	echo 1 >$ev/enable
+	insmod $mods/demo/tdispatch_demo.ko
+	echo 0 >$ev/enable
+	rmmod tdispatch_demo
+	echo "TD-KSFT-BEGIN tracepoints"
+	echo "KTAP version 1"
+	set -- submit coalesce drop batch_start batch_end holdoff
+	echo "1..$#"
+	i=0
+	for e in "$@"; do
+		i=$((i + 1))
+		n=$(grep -c " tdispatch_$e: " /sys/kernel/tracing/trace)
+		if [ "$n" -gt 0 ]; then
+			echo "ok $i tdispatch_$e # $n events"
+		else
+			echo "not ok $i tdispatch_$e"
+		fi
+	done
+	echo "TD-KSFT-END tracepoints rc=0"
+	echo >/sys/kernel/tracing/trace
+}
+
 case "$mode" in
 check)
 	exec >/dev/ttyS1 2>&1
@@ -116,6 +143,7 @@ check)
 	step insmod-tdispatch insmod $mods/tdispatch.ko
 	run_kselftests
 	run_test_modules
+	check_tracepoints
 	run_kunit
 	step rmmod-tdispatch rmmod tdispatch
 	step module-gone module_gone tdispatch
@@ -134,7 +162,7 @@ planted)
 	;;
 demo)
 	insmod $mods/tdispatch.ko
-	sh /demo.sh
+	PATH=$PATH DEMO_MODULES=$mods sh /demo.sh
 	rmmod tdispatch
 	finish
 	;;

@@ -711,11 +711,12 @@ static void test_submit_from_irq_contexts(struct tcase *t)
 	if (!r)
 		return;
 	init_completion(&s.done);
-	hrtimer_init(&s.hrt, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	hrtimer_init_on_stack(&s.hrt, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	s.hrt.function = irq_submit_hard;
 	hrtimer_start(&s.hrt, ms_to_ktime(1), HRTIMER_MODE_REL_HARD);
 	T_EXPECT(t, wait_for_completion_timeout(&s.done, WAIT_LIMIT));
 	hrtimer_cancel(&s.hrt);
+	destroy_hrtimer_on_stack(&s.hrt);
 	T_EXPECT(t, s.in_context);
 	T_EXPECT_EQ(t, s.ret, 0);
 
@@ -765,7 +766,9 @@ static int producer_fn(void *arg)
 				continue;
 		}
 		ret = tdispatch_submit(r->d, id, payload, 0, GFP_KERNEL);
-		cond_resched();
+		/* Yield now and then: the acceptor and workers need the CPU. */
+		if (!(p->accepted % 64))
+			cond_resched();
 		if (!ret) {
 			p->accepted++;
 			continue;
@@ -776,6 +779,7 @@ static int producer_fn(void *arg)
 			break;
 		}
 		p->busy++;
+		cond_resched();
 	}
 	complete_all(&p->done);
 	while (!kthread_should_stop())
