@@ -45,4 +45,8 @@ done | grep -q x && missing=1
 make -s -C "$src" O="$out" ARCH=x86_64 -j"$(nproc)" >&2
 touch "$out/.built"
 td_log "debug kernel built in $(( $(date +%s) - start ))s"
+# Kernels built from an older fragment are dead weight (gigabytes each).
+for old in "$TD_CACHE"/kernel-*; do
+	[ "$old" = "$out" ] || rm -rf "$old"
+done
 printf '%s\n' "$out"

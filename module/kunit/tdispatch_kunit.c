@@ -379,6 +379,17 @@ static void td_test_due_after_max_delay(struct kunit *test)
 	td_expect_due(k, 100 * TD_DELAY, false, KTIME_MAX);
 }
 
+/* While destroy drains, anything ready is due, however young. */
+static void td_test_due_when_flushing(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+
+	td_add(k, 1, 100);
+	td_expect_due(k, 101, false, 100 + TD_DELAY);
+	k->p.flush = true;
+	td_expect_due(k, 101, true, 0);
+}
+
 /* Full but short of a batch: only possible with tasks waiting. */
 static void td_test_due_when_full(struct kunit *test)
 {
@@ -713,6 +724,7 @@ static struct kunit_case td_batch_cases[] = {
 	KUNIT_CASE(td_test_due_at_max_batch),
 	KUNIT_CASE(td_test_due_after_max_delay),
 	KUNIT_CASE(td_test_due_when_full),
+	KUNIT_CASE(td_test_due_when_flushing),
 	KUNIT_CASE(td_test_cut_max_batch),
 	KUNIT_CASE(td_test_single_item),
 	{}

@@ -109,7 +109,7 @@ struct recorder {
 	bool gated;
 	unsigned int hold_until_running;	/* wait for this many concurrent */
 	unsigned int process_ms;
-	bool free_payloads;
+	unsigned int free_payloads;	/* every n-th task gets a kmalloc'ed payload */
 };
 
 static enum tdispatch_result rec_process(struct tdispatch *d, struct tdispatch_batch *b)
@@ -223,6 +223,12 @@ static struct recorder *rec_start(struct tcase *t, const struct tdispatch_config
 	return r;
 }
 
+static void rec_free(struct recorder *r)
+{
+	bitmap_free(r->busy);
+	kfree(r);
+}
+
 static unsigned int rec_count(struct recorder *r, enum tdispatch_outcome o)
 {
 	unsigned int n;
@@ -276,8 +282,7 @@ static void rec_finish(struct tcase *t, struct recorder *r,
 	T_EXPECT(t, r->outcome[TDISPATCH_DROPPED] >= st.dropped);
 	T_EXPECT(t, r->outcome[TDISPATCH_CANCELLED] >= st.cancelled);
 	T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
-	bitmap_free(r->busy);
-	kfree(r);
+	rec_free(r);
 }
 
 static int submit(struct recorder *r, u64 id, unsigned long payload)
@@ -366,8 +371,7 @@ static void test_newer_task_overrides_older(struct tcase *t)
 	T_EXPECT_EQ(t, r->payload_of[7], 3);
 	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OVERRIDDEN], 1);
 	T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 2);
-	bitmap_free(r->busy);
-	kfree(r);
+	rec_free(r);
 }
 
 static enum tdispatch_result transient_first(struct recorder *r,
@@ -418,6 +422,8 @@ static void test_oldest_dropped_on_overflow(struct tcase *t)
 	for (i = 1; i <= 4; i++)
 		T_EXPECT_EQ(t, submit(r, i, i), 0);
 	td_sync(t, r);
+	/* The acceptor may have dropped it and be releasing it right now. */
+	rec_wait_released(t, r, 1);
 	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_DROPPED), 1);
 	complete(&r->gate);
 	if (rec_wait_released(t, r, 5)) {
@@ -467,6 +473,7 @@ static void test_expired_tasks_are_not_processed(struct tcase *t)
 	T_EXPECT_EQ(t, tdispatch_submit(r->d, 2, (void *)2, soon, GFP_KERNEL), 0);
 	T_EXPECT_EQ(t, submit(r, 3, 3), 0);
 	td_sync(t, r);
+	rec_wait_released(t, r, 1);
 	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_EXPIRED), 1);
 	/* Waiting for time itself to pass: there is no other event. */
 	while (ktime_before(ktime_get(), soon))
@@ -630,8 +637,7 @@ static void test_destroy_drain_processes_everything(struct tcase *t)
 	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
 	T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 20);
 	T_EXPECT_EQ(t, r->released, 20);
-	bitmap_free(r->busy);
-	kfree(r);
+	rec_free(r);
 }
 
 static void test_destroy_discard_cancels_pending(struct tcase *t)
@@ -649,8 +655,7 @@ static void test_destroy_discard_cancels_pending(struct tcase *t)
 	T_EXPECT_EQ(t, r->released, 10);
 	T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE] + r->outcome[TDISPATCH_CANCELLED], 10);
 	T_EXPECT(t, r->outcome[TDISPATCH_CANCELLED] >= 5);
-	bitmap_free(r->busy);
-	kfree(r);
+	rec_free(r);
 }
 
 static void test_destroy_drain_times_out(struct tcase *t)
@@ -670,8 +675,7 @@ static void test_destroy_drain_times_out(struct tcase *t)
 		    -ETIMEDOUT);
 	T_EXPECT_EQ(t, r->outcome[TDISPATCH_CANCELLED], 1);
 	T_EXPECT_EQ(t, r->released, 1);
-	bitmap_free(r->busy);
-	kfree(r);
+	rec_free(r);
 }
 
 /* Submissions from interrupt context. */
@@ -760,7 +764,8 @@ static int producer_fn(void *arg)
 		void *payload = NULL;
 		int ret;
 
-		if (r->free_payloads) {
+		/* Some real payloads: ->release() must free each exactly once. */
+		if (r->free_payloads && !(p->accepted % r->free_payloads)) {
 			payload = kmalloc(16, GFP_KERNEL);
 			if (!payload)
 				continue;
@@ -834,7 +839,7 @@ static void test_submit_after_destroy_begins(struct tcase *t)
 
 	if (!r)
 		return;
-	r->free_payloads = true;
+	r->free_payloads = 1;
 	p = producers_start(t, r, 0, &nr);
 	if (!p)
 		return;
@@ -847,8 +852,7 @@ static void test_submit_after_destroy_begins(struct tcase *t)
 	T_EXPECT_EQ(t, r->released, accepted);
 	T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
 	kfree(p);
-	bitmap_free(r->busy);
-	kfree(r);
+	rec_free(r);
 }
 
 static enum tdispatch_result random_result(struct recorder *r,
@@ -915,7 +919,7 @@ static void test_stress_million_tasks(struct tcase *t)
 	if (!r)
 		return;
 	r->decide = random_result;
-	r->free_payloads = true;
+	r->free_payloads = 16;
 	p = producers_start(t, r, DIV_ROUND_UP(stress_tasks, num_online_cpus()), &nr);
 	if (!p)
 		return;
