@@ -171,7 +171,7 @@ EXPORT_SYMBOL_GPL(tdispatch_cancel);
 void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 {
 	const struct td_pending *p = &d->pending;
-	u64 accepted = 0, rejected = 0;
+	u64 accepted = 0, rejected = 0, wakeups = 0;
 	int cpu;
 
 	might_sleep();
@@ -199,11 +199,13 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 
 		accepted += atomic_long_read(&in->accepted);
 		rejected += atomic_long_read(&in->rejected);
+		wakeups += atomic_long_read(&in->wakeups);
 	}
 	st->queued = accepted - p->drained;
 	mutex_unlock(&d->lock);
 	st->accepted = accepted;
 	st->rejected = rejected;
+	st->wakeups = wakeups;
 }
 EXPORT_SYMBOL_GPL(tdispatch_get_stats);
 

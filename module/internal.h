@@ -94,6 +94,7 @@ struct td_input {
 	atomic_t count;
 	atomic_long_t accepted;
 	atomic_long_t rejected;
+	atomic_long_t wakeups;		/* empty -> non-empty transitions */
 } ____cacheline_aligned_in_smp;
 
 /* One batch a worker may hold; there are cfg.workers of them. */

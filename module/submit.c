@@ -67,8 +67,10 @@ int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
 	atomic_inc(&in->count);
 	atomic_long_inc(&in->accepted);
 	trace_tdispatch_submit(d, id);
-	if (llist_add(&t->input, &in->list))
+	if (llist_add(&t->input, &in->list)) {
+		atomic_long_inc(&in->wakeups);
 		wake_up_process(d->acceptor);
+	}
 	percpu_ref_put(&d->users);
 	return 0;
 

@@ -21,6 +21,7 @@
 #include <linux/sched.h>
 #include <linux/seq_buf.h>
 #include <linux/slab.h>
+#include <linux/stop_machine.h>
 #include <linux/tdispatch.h>
 #include <linux/timer.h>
 #include <linux/vmalloc.h>
@@ -742,6 +743,51 @@ static void test_submit_from_irq_contexts(struct tcase *t)
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
 
+/*
+ * Under stop_machine() every online CPU runs this at once with interrupts
+ * off, so the acceptor cannot drain while the CPUs fill their lists.
+ */
+static unsigned int burst_round;
+
+static int submit_burst_stopped(void *arg)
+{
+	struct recorder *r = arg;
+	unsigned int cpu = smp_processor_id(), i;
+
+	for (i = 0; i < 10; i++)
+		if (tdispatch_submit(r->d, cpu * 100 + burst_round * 20 + i, (void *)1,
+				     0, GFP_ATOMIC))
+			atomic_inc(&r->overlaps);	/* fails the case */
+	return 0;
+}
+
+static void test_wakeup_only_on_first_add_and_arrival_order(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	unsigned int cpus = num_online_cpus(), round, i, j;
+	struct tdispatch_stats st;
+
+	if (!r)
+		return;
+	for (round = 1; round <= 2; round++) {
+		burst_round = round;
+		T_EXPECT_EQ(t, stop_machine(submit_burst_stopped, r, cpu_online_mask), 0);
+		/* One wakeup per CPU list that went from empty to non-empty. */
+		tdispatch_get_stats(r->d, &st);
+		T_EXPECT_EQ(t, st.wakeups, round * cpus);
+		if (!rec_wait_released(t, r, round * 10 * cpus))
+			break;
+	}
+	/* Each CPU's tasks were processed in the order that CPU added them. */
+	for (i = 0; i < r->nr_rec && i < MAX_RECORDS; i++)
+		for (j = 0; j < i; j++)
+			if (r->rec[j].first_id / 100 == r->rec[i].first_id / 100 &&
+			    r->rec[j].first_id % 100 >= r->rec[i].first_id % 100 &&
+			    r->rec[j].first_id != r->rec[i].first_id)
+				T_EXPECT(t, false);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
 /* Producers that run until submission fails, on every CPU. */
 struct producer {
 	struct task_struct *task;
@@ -972,6 +1018,7 @@ static const struct {
 #define CASE(f) { #f, test_##f }
 	CASE(create_rejects_bad_config),
 	CASE(single_item_mode),
+	CASE(wakeup_only_on_first_add_and_arrival_order),
 	CASE(batch_never_exceeds_max_batch),
 	CASE(newer_task_overrides_older),
 	CASE(retried_task_goes_first),

@@ -253,6 +253,8 @@ struct tdispatch_config {
  * @results: batches by &enum tdispatch_result.
  * @retries: task retries (tasks put back after CONGESTION or TRANSIENT).
  * @holdoffs: times the acceptor held off because of the shaper.
+ * @wakeups: times a submission woke the acceptor: only the first task on
+ *	an empty per-CPU input list does.
  *
  * At every snapshot: accepted = queued + pending + in_flight + done + failed
  * + overridden + expired + dropped + cancelled.
@@ -273,6 +275,7 @@ struct tdispatch_stats {
 	u64 results[TDISPATCH_NR_RESULTS];
 	u64 retries;
 	u64 holdoffs;
+	u64 wakeups;
 };
 
 struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
