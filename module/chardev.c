@@ -37,23 +37,40 @@ static long td_ioctl_version(struct tdispatch_version __user *uarg)
 static long td_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
+	long ret;
 
-	switch (cmd) {
-	case TDISPATCH_IOC_VERSION:
-		return td_ioctl_version(uarg);
-	default:
-		return -ENOTTY;
-	}
+	if (cmd == TDISPATCH_IOC_VERSION)
+		ret = td_ioctl_version(uarg);
+	else
+		ret = td_user_ioctl(file, cmd, uarg);
+	if (ret)
+		td_file_rejected(file);
+	return ret;
+}
+
+static ssize_t td_read(struct file *file, char __user *buf, size_t len, loff_t *pos)
+{
+	ssize_t ret = td_user_read(file, buf, len, pos);
+
+	if (ret < 0 && ret != -EAGAIN && ret != -ERESTARTSYS)
+		td_file_rejected(file);
+	return ret;
 }
 
 static const struct file_operations td_fops = {
 	.owner		= THIS_MODULE,
+	.open		= td_user_open,
+	.release	= td_user_release,
+	.flush		= td_user_flush,
+	.read		= td_read,
+	.poll		= td_user_poll,
 	.unlocked_ioctl	= td_ioctl,
 	/* Every argument has the same layout for 32- and 64-bit callers. */
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
 };
 
+/* misc_open() set ->private_data to the miscdevice; open replaces it. */
 static struct miscdevice td_miscdev = {
 	.minor	= MISC_DYNAMIC_MINOR,
 	.name	= TDISPATCH_DEV_NAME,

@@ -159,6 +159,27 @@ int tdispatch_cancel(struct tdispatch *d, u64 id)
 }
 EXPORT_SYMBOL_GPL(tdispatch_cancel);
 
+/*
+ * Where the task of @id is, for the char device's QUERY: absent, pending
+ * (waiting behind an in-flight one counts as pending) or in flight.
+ */
+void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiting)
+{
+	struct tdispatch_task *t;
+	LIST_HEAD(reap);
+
+	mutex_lock(&d->lock);
+	td_drain_input(d, ktime_get(), &reap);
+	t = td_pending_lookup(&d->pending, id);
+	*state = !t ? TDISPATCH_STATE_ABSENT : t->state == TD_TASK_INFLIGHT ?
+		 TDISPATCH_STATE_IN_FLIGHT : TDISPATCH_STATE_PENDING;
+	*attempts = t ? t->attempts : 0;
+	*waiting = t && t->waiting;
+	mutex_unlock(&d->lock);
+	td_reap(d, &reap);
+	td_kick(d);
+}
+
 /**
  * tdispatch_get_stats() - take a consistent snapshot of the counters
  * @d: the dispatcher
@@ -188,6 +209,7 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		.batches = d->batches,
 		.retries = p->retries,
 		.holdoffs = d->holdoffs,
+		.redelivered = d->redelivered,
 	};
 	memcpy(st->results, d->results, sizeof(st->results));
 	/*

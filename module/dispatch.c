@@ -141,14 +141,23 @@ void td_batch_work(struct work_struct *work)
 	LIST_HEAD(reap);
 
 	res = d->ops->process(d, b);
-	if (WARN_ONCE(res >= TDISPATCH_NR_RESULTS,
+	if (WARN_ONCE(res > TD_RESULT_REDELIVER,
 		      "tdispatch %s: ->process() returned %d\n", d->name, res))
 		res = TDISPATCH_PERMANENT;
 
 	mutex_lock(&d->lock);
 	trace_tdispatch_batch_end(d, b, res);
-	d->results[res]++;
-	switch (res) {
+	if (res != TD_RESULT_REDELIVER)
+		d->results[res]++;
+	else if (!d->stopping)
+		d->redelivered++;
+	switch ((int)res) {
+	case TD_RESULT_REDELIVER:
+		if (d->stopping)
+			td_pending_complete(p, b->tasks, b->nr, TDISPATCH_CANCELLED, &reap);
+		else
+			td_pending_requeue(p, b->tasks, b->nr, &reap);
+		break;
 	case TDISPATCH_SUCCESS:
 		td_pending_complete(p, b->tasks, b->nr, TDISPATCH_DONE, &reap);
 		break;

@@ -5,6 +5,8 @@
 
 #include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
 #include <linux/list.h>
 #include <linux/llist.h>
 #include <linux/mutex.h>
@@ -18,6 +20,12 @@
 #define TDISPATCH_MODULE_VERSION	"0.2.0"
 
 #define TD_NAME_LEN		24
+
+/*
+ * A ->process() result only the char device uses: the batch's holder went
+ * away; put it back at the head of the line, no hold-off.
+ */
+#define TD_RESULT_REDELIVER	TDISPATCH_NR_RESULTS
 #define TD_MAX_BUFFER		SZ_1M
 #define TD_MAX_BATCH		4096U
 #define TD_MAX_WORKERS		64U
@@ -129,6 +137,7 @@ struct tdispatch {
 	u64 batches;
 	u64 results[TDISPATCH_NR_RESULTS];
 	u64 holdoffs;
+	u64 redelivered;
 
 	struct tdispatch_task **task_array;
 	unsigned int nr_slots;
@@ -144,6 +153,16 @@ void td_kick(struct tdispatch *d);
 bool td_idle(struct tdispatch *d);
 int td_acceptor_fn(void *arg);
 void td_batch_work(struct work_struct *work);
+
+void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiting);
+
+long td_user_ioctl(struct file *file, unsigned int cmd, void __user *uarg);
+void td_file_rejected(struct file *file);
+ssize_t td_user_read(struct file *file, char __user *buf, size_t len, loff_t *pos);
+__poll_t td_user_poll(struct file *file, struct poll_table_struct *pt);
+int td_user_flush(struct file *file, fl_owner_t id);
+int td_user_open(struct inode *inode, struct file *file);
+int td_user_release(struct inode *inode, struct file *file);
 
 int td_chardev_init(void);
 void td_chardev_exit(void);

@@ -84,7 +84,8 @@ TRACE_EVENT(tdispatch_batch_end,
 				       { TDISPATCH_SUCCESS, "success" },
 				       { TDISPATCH_CONGESTION, "congestion" },
 				       { TDISPATCH_TRANSIENT, "transient" },
-				       { TDISPATCH_PERMANENT, "permanent" }))
+				       { TDISPATCH_PERMANENT, "permanent" },
+				       { TD_RESULT_REDELIVER, "redeliver" }))
 );
 
 TRACE_EVENT(tdispatch_holdoff,

@@ -12,6 +12,7 @@
 #ifndef _UAPI_LINUX_TDISPATCH_H
 #define _UAPI_LINUX_TDISPATCH_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
@@ -40,10 +41,302 @@ struct tdispatch_version {
 
 #define TDISPATCH_VERSION_SIZE_VER0	16
 
-/* No optional features yet; later ABI additions each get a bit here. */
-#define TDISPATCH_FEAT_ALL		0ULL
+/* Optional features; a caller must ignore bits it does not know. */
+#define TDISPATCH_FEAT_USER		_BITULL(0)	/* CREATE..STATS, read, poll */
+#define TDISPATCH_FEAT_ALL		TDISPATCH_FEAT_USER
 
 /* Report the ABI version and feature bitmap.  Errors: EFAULT, EINVAL. */
 #define TDISPATCH_IOC_VERSION	_IOWR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version)
+
+/*
+ * Dispatchers owned by a file.  TDISPATCH_IOC_CREATE makes one, owned by
+ * the open file description that created it: every process that shares
+ * that file (fork, dup, SCM_RIGHTS) may submit to it and work on it, and
+ * it is destroyed, its tasks cancelled, when the last reference to the
+ * file goes.
+ */
+
+#define TDISPATCH_NAME_LEN		24
+#define TDISPATCH_PAYLOAD_MAX		4096	/* bytes per task */
+#define TDISPATCH_SUBMIT_MAX		1024	/* tasks per submit call */
+#define TDISPATCH_LEASE_MAX_NS		(3600ULL * 1000000000ULL)
+
+/* struct tdispatch_create.flags */
+#define TDISPATCH_CREATE_EVENTS		_BITUL(0)	/* queue outcome events */
+
+/**
+ * struct tdispatch_create - create a dispatcher owned by this file
+ * @size: sizeof(struct tdispatch_create)
+ * @flags: %TDISPATCH_CREATE_EVENTS, or 0
+ * @name: NUL-terminated, shown in tracepoints and the kthread's name
+ * @max_buffer: most pending tasks (1 to 65536)
+ * @max_batch: most tasks per batch (1 to 1024, at most @max_buffer)
+ * @workers: most batches leased at once (1 to 64)
+ * @max_input: most undrained submissions per CPU (1 to 65536)
+ * @max_delay_ns: release a batch once its oldest task waited this long
+ * @congestion_delay_ns: hold-off after CONGESTION (capped at 30 s)
+ * @transient_delay_ns: hold-off after TRANSIENT (capped at 30 s)
+ * @lease_ns: a batch not completed this long after it was taken goes back
+ *	to the head of the line, counted as redelivered (1 ms to 1 hour)
+ * @event_queue: most queued events with %TDISPATCH_CREATE_EVENTS (1 to
+ *	65536); 0 otherwise
+ * @pad: must be zero
+ */
+struct tdispatch_create {
+	__u32 size;
+	__u32 flags;
+	char name[TDISPATCH_NAME_LEN];
+	__u32 max_buffer;
+	__u32 max_batch;
+	__u32 workers;
+	__u32 max_input;
+	__u64 max_delay_ns;
+	__u64 congestion_delay_ns;
+	__u64 transient_delay_ns;
+	__u64 lease_ns;
+	__u32 event_queue;
+	__u32 pad;
+};
+
+#define TDISPATCH_CREATE_SIZE_VER0	88
+
+/**
+ * struct tdispatch_utask - one task to submit
+ * @id: the key; a newer task with the same id replaces this one
+ * @payload: user pointer to the payload bytes
+ * @payload_len: 1 to %TDISPATCH_PAYLOAD_MAX
+ * @status: out: 0 if accepted, else a negative errno for this task
+ * @deadline_ns: CLOCK_MONOTONIC time after which the task expires; 0: none
+ */
+struct tdispatch_utask {
+	__u64 id;
+	__u64 payload;
+	__u32 payload_len;
+	__s32 status;
+	__u64 deadline_ns;
+};
+
+/**
+ * struct tdispatch_submit - submit a vector of tasks
+ * @size: sizeof(struct tdispatch_submit)
+ * @flags: must be zero
+ * @tasks: user pointer to @count struct tdispatch_utask
+ * @count: 1 to %TDISPATCH_SUBMIT_MAX
+ * @accepted: out: how many were accepted; see each task's @status
+ */
+struct tdispatch_submit {
+	__u32 size;
+	__u32 flags;
+	__u64 tasks;
+	__u32 count;
+	__u32 accepted;
+};
+
+#define TDISPATCH_SUBMIT_SIZE_VER0	24
+
+/**
+ * struct tdispatch_ltask - one task of a taken batch
+ * @id: the task's id
+ * @attempts: retries so far
+ * @payload_len: bytes of payload
+ * @payload_off: where its payload starts in &tdispatch_take.buf
+ * @submitted_ns: CLOCK_MONOTONIC time it was submitted
+ */
+struct tdispatch_ltask {
+	__u64 id;
+	__u32 attempts;
+	__u32 payload_len;
+	__u64 payload_off;
+	__u64 submitted_ns;
+};
+
+/* struct tdispatch_take.flags */
+#define TDISPATCH_TAKE_NONBLOCK		_BITUL(0)
+
+/**
+ * struct tdispatch_take - lease the next batch
+ * @size: sizeof(struct tdispatch_take)
+ * @flags: %TDISPATCH_TAKE_NONBLOCK (or O_NONBLOCK on the file): fail with
+ *	EAGAIN rather than wait
+ * @timeout_ns: most time to wait for a batch; 0: no limit
+ * @tasks: user pointer to @max_tasks struct tdispatch_ltask
+ * @buf: user pointer to @buf_len bytes for the payloads
+ * @max_tasks: room in @tasks; at least the dispatcher's max_batch
+ * @buf_len: room in @buf; at least max_batch * %TDISPATCH_PAYLOAD_MAX is
+ *	always enough
+ * @batch: out: the lease, for %TDISPATCH_IOC_COMPLETE
+ * @nr: out: tasks in the batch
+ * @pad: must be zero
+ */
+struct tdispatch_take {
+	__u32 size;
+	__u32 flags;
+	__u64 timeout_ns;
+	__u64 tasks;
+	__u64 buf;
+	__u32 max_tasks;
+	__u32 buf_len;
+	__u64 batch;
+	__u32 nr;
+	__u32 pad;
+};
+
+#define TDISPATCH_TAKE_SIZE_VER0	56
+
+/* Results, as in the kernel's enum tdispatch_result. */
+#define TDISPATCH_RESULT_SUCCESS	0
+#define TDISPATCH_RESULT_CONGESTION	1
+#define TDISPATCH_RESULT_TRANSIENT	2
+#define TDISPATCH_RESULT_PERMANENT	3
+
+/**
+ * struct tdispatch_complete - end a leased batch
+ * @size: sizeof(struct tdispatch_complete)
+ * @flags: must be zero
+ * @batch: the lease &tdispatch_take.batch returned
+ * @result: %TDISPATCH_RESULT_*
+ * @pad: must be zero
+ */
+struct tdispatch_complete {
+	__u32 size;
+	__u32 flags;
+	__u64 batch;
+	__u32 result;
+	__u32 pad;
+};
+
+#define TDISPATCH_COMPLETE_SIZE_VER0	24
+
+/**
+ * struct tdispatch_id - the argument of %TDISPATCH_IOC_CANCEL
+ * @size: sizeof(struct tdispatch_id)
+ * @flags: must be zero
+ * @id: the task id
+ */
+struct tdispatch_id {
+	__u32 size;
+	__u32 flags;
+	__u64 id;
+};
+
+#define TDISPATCH_ID_SIZE_VER0		16
+
+/* struct tdispatch_query.state */
+#define TDISPATCH_STATE_ABSENT		0	/* not pending, not in flight */
+#define TDISPATCH_STATE_PENDING		1	/* waiting for a batch */
+#define TDISPATCH_STATE_IN_FLIGHT	2	/* in a batch being worked on */
+
+/**
+ * struct tdispatch_query - where the task of an id is
+ * @size: sizeof(struct tdispatch_query)
+ * @flags: must be zero
+ * @id: the task id
+ * @state: out: %TDISPATCH_STATE_*
+ * @attempts: out: retries so far of the pending or in-flight task
+ * @waiting: out: 1 if a newer task of @id waits behind the in-flight one
+ * @pad: must be zero
+ */
+struct tdispatch_query {
+	__u32 size;
+	__u32 flags;
+	__u64 id;
+	__u32 state;
+	__u32 attempts;
+	__u32 waiting;
+	__u32 pad;
+};
+
+#define TDISPATCH_QUERY_SIZE_VER0	32
+
+/**
+ * struct tdispatch_stats_user - the counters of this file's dispatcher
+ * @size: sizeof(struct tdispatch_stats_user)
+ * @flags: must be zero
+ * @accepted: tasks accepted
+ * @rejected: tasks refused at submission (full, no memory, bad payload)
+ * @queued: accepted, not yet drained into the pending set
+ * @pending: waiting for a batch
+ * @in_flight: in batches waiting to be taken or leased
+ * @done: ended done (SUCCESS)
+ * @failed: ended failed (PERMANENT)
+ * @overridden: replaced by a newer task with the same id
+ * @expired: past their deadline before a worker took them
+ * @dropped: dropped because the pending set was full
+ * @cancelled: cancelled, or discarded when the dispatcher went away
+ * @batches: batches handed out
+ * @retries: tasks put back after CONGESTION, TRANSIENT or a redelivery
+ * @holdoffs: times the shaper held a due batch back
+ * @redelivered: batches whose lease expired or whose holder closed the file
+ * @rejected_calls: calls on this file that failed with an error
+ * @events_lost: outcome events dropped because the event queue was full
+ *
+ * At every snapshot: accepted = queued + pending + in_flight + done +
+ * failed + overridden + expired + dropped + cancelled.
+ */
+struct tdispatch_stats_user {
+	__u32 size;
+	__u32 flags;
+	__u64 accepted;
+	__u64 rejected;
+	__u64 queued;
+	__u64 pending;
+	__u64 in_flight;
+	__u64 done;
+	__u64 failed;
+	__u64 overridden;
+	__u64 expired;
+	__u64 dropped;
+	__u64 cancelled;
+	__u64 batches;
+	__u64 retries;
+	__u64 holdoffs;
+	__u64 redelivered;
+	__u64 rejected_calls;
+	__u64 events_lost;
+};
+
+#define TDISPATCH_STATS_SIZE_VER0	144
+
+/* struct tdispatch_event.type */
+#define TDISPATCH_EVENT_OUTCOME		1	/* a task ended */
+#define TDISPATCH_EVENT_LOST		2	/* @lost events were dropped here */
+
+/* struct tdispatch_event.outcome, as in the kernel's enum tdispatch_outcome */
+#define TDISPATCH_OUTCOME_DONE		0
+#define TDISPATCH_OUTCOME_FAILED	1
+#define TDISPATCH_OUTCOME_OVERRIDDEN	2
+#define TDISPATCH_OUTCOME_EXPIRED	3
+#define TDISPATCH_OUTCOME_DROPPED	4
+#define TDISPATCH_OUTCOME_CANCELLED	5
+
+/**
+ * struct tdispatch_event - one record read() returns
+ * @seq: sequence number, from 1, counting lost events too
+ * @type: %TDISPATCH_EVENT_OUTCOME or %TDISPATCH_EVENT_LOST
+ * @outcome: %TDISPATCH_OUTCOME_*
+ * @id: the task's id
+ * @latency_ns: from submission to outcome
+ * @attempts: retries the task had
+ * @pad: zero
+ * @lost: for %TDISPATCH_EVENT_LOST, how many events were dropped
+ */
+struct tdispatch_event {
+	__u64 seq;
+	__u32 type;
+	__u32 outcome;
+	__u64 id;
+	__u64 latency_ns;
+	__u32 attempts;
+	__u32 pad;
+	__u64 lost;
+};
+
+#define TDISPATCH_IOC_CREATE	_IOW(TDISPATCH_IOC_MAGIC, 0x01, struct tdispatch_create)
+#define TDISPATCH_IOC_SUBMIT	_IOWR(TDISPATCH_IOC_MAGIC, 0x02, struct tdispatch_submit)
+#define TDISPATCH_IOC_TAKE	_IOWR(TDISPATCH_IOC_MAGIC, 0x03, struct tdispatch_take)
+#define TDISPATCH_IOC_COMPLETE	_IOW(TDISPATCH_IOC_MAGIC, 0x04, struct tdispatch_complete)
+#define TDISPATCH_IOC_CANCEL	_IOW(TDISPATCH_IOC_MAGIC, 0x05, struct tdispatch_id)
+#define TDISPATCH_IOC_QUERY	_IOWR(TDISPATCH_IOC_MAGIC, 0x06, struct tdispatch_query)
+#define TDISPATCH_IOC_STATS	_IOWR(TDISPATCH_IOC_MAGIC, 0x07, struct tdispatch_stats_user)
 
 #endif /* _UAPI_LINUX_TDISPATCH_H */

@@ -253,6 +253,8 @@ struct tdispatch_config {
  * @results: batches by &enum tdispatch_result.
  * @retries: task retries (tasks put back after CONGESTION or TRANSIENT).
  * @holdoffs: times the acceptor held off because of the shaper.
+ * @redelivered: batches put back because their holder went away (the
+ *	char device's lease expired or its worker closed the file).
  * @wakeups: times a submission woke the acceptor: only the first task on
  *	an empty per-CPU input list does.
  *
@@ -275,6 +277,7 @@ struct tdispatch_stats {
 	u64 results[TDISPATCH_NR_RESULTS];
 	u64 retries;
 	u64 holdoffs;
+	u64 redelivered;
 	u64 wakeups;
 };
 
