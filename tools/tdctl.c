@@ -3,62 +3,1292 @@
  * tdctl: command-line front end to /dev/tdispatch.
  *
  * Built against uapi/ only, so it runs on any kernel that has the module.
+ *
+ * A dispatcher belongs to the open file that created it, so "tdctl create"
+ * opens the device, creates one and runs a command that inherits the file;
+ * every other command finds that file through TDISPATCH_FD.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 
 #include <linux/tdispatch.h>
 
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_MSEC		1000000ULL
+#define MS_MAX			(UINT64_MAX / NSEC_PER_MSEC)
+
+#define FD_ENV			"TDISPATCH_FD"
+/* The largest max_batch a dispatcher may have: a take never needs more. */
+#define BATCH_MAX		1024U
+#define EVENTS_PER_READ		64
+#define MAX_OPTS		16
+
+/* Exit statuses. */
+#define EXIT_USAGE		2
+
 static const char *dev_path = "/dev/" TDISPATCH_DEV_NAME;
 
-static void print_help(FILE *out)
+static const char * const result_names[] = {
+	[TDISPATCH_RESULT_SUCCESS]	= "success",
+	[TDISPATCH_RESULT_CONGESTION]	= "congestion",
+	[TDISPATCH_RESULT_TRANSIENT]	= "transient",
+	[TDISPATCH_RESULT_PERMANENT]	= "permanent",
+};
+
+static const char * const outcome_names[] = {
+	[TDISPATCH_OUTCOME_DONE]	= "done",
+	[TDISPATCH_OUTCOME_FAILED]	= "failed",
+	[TDISPATCH_OUTCOME_OVERRIDDEN]	= "overridden",
+	[TDISPATCH_OUTCOME_EXPIRED]	= "expired",
+	[TDISPATCH_OUTCOME_DROPPED]	= "dropped",
+	[TDISPATCH_OUTCOME_CANCELLED]	= "cancelled",
+};
+
+static const char * const state_names[] = {
+	[TDISPATCH_STATE_ABSENT]	= "absent (neither pending nor in flight)",
+	[TDISPATCH_STATE_PENDING]	= "pending",
+	[TDISPATCH_STATE_IN_FLIGHT]	= "in flight",
+};
+
+/* The counters of struct tdispatch_stats_user, in the order shown. */
+struct counter {
+	const char *name;
+	size_t off;
+	bool gauge;		/* a level, not a running total */
+};
+
+#define COUNTER(f, g)	{ #f, offsetof(struct tdispatch_stats_user, f), g }
+
+static const struct counter counters[] = {
+	COUNTER(accepted, false),
+	COUNTER(rejected, false),
+	COUNTER(queued, true),
+	COUNTER(pending, true),
+	COUNTER(in_flight, true),
+	COUNTER(done, false),
+	COUNTER(failed, false),
+	COUNTER(overridden, false),
+	COUNTER(expired, false),
+	COUNTER(dropped, false),
+	COUNTER(cancelled, false),
+	COUNTER(batches, false),
+	COUNTER(retries, false),
+	COUNTER(holdoffs, false),
+	COUNTER(redelivered, false),
+	COUNTER(rejected_calls, false),
+	COUNTER(events_lost, false),
+};
+
+/* ---- messages and small helpers ---- */
+
+/* Ends a message of fail(); returns 1, the exit status of a failure. */
+static int failed(void)
 {
-	fprintf(out,
-		"usage: tdctl [-d DEVICE] COMMAND\n"
-		"\n"
-		"Talk to the tdispatch coalescing work dispatcher.\n"
-		"\n"
-		"commands:\n"
-		"  version              print the module's ABI version and feature bits\n"
-		"  help                 print this text\n"
-		"\n"
-		"options:\n"
-		"  -d, --device DEVICE  device node to use (default %s)\n",
-		dev_path);
+	fputc('\n', stderr);
+	return 1;
 }
+
+/* Print "tdctl: MESSAGE" on stderr, checked like printf; evaluates to 1. */
+#define fail(...)	(fprintf(stderr, "tdctl: " __VA_ARGS__), failed())
+
+/* What an errno most likely means when /dev/tdispatch returns it. */
+static const char *errno_hint(int err)
+{
+	switch (err) {
+	case ENXIO:
+		return " (this file has no dispatcher, or it queues no events)";
+	case ENOTTY:
+		return " (not /dev/tdispatch, or a module without userspace dispatchers)";
+	case EINVAL:
+		return " (a value is out of range; see 'tdctl help')";
+	case ENOBUFS:
+		return " (this CPU's input list is full; see --max-input)";
+	case ENOSPC:
+		return " (the dispatcher holds 16 MiB of payloads already)";
+	case ESHUTDOWN:
+		return " (the dispatcher is going away)";
+	default:
+		return "";
+	}
+}
+
+/* ioctl() that reports a failure as "tdctl: WHAT: error (hint)". */
+static int td_ioctl(int fd, unsigned long req, void *arg, const char *what)
+{
+	if (!ioctl(fd, req, arg))
+		return 0;
+	return fail("%s: %s%s", what, strerror(errno), errno_hint(errno));
+}
+
+static unsigned long long ull(__u64 v)
+{
+	return v;
+}
+
+/* Decimal, or hexadecimal with 0x; nothing else, no sign, no junk. */
+static int parse_u64(const char *s, __u64 *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	x = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
+	if (errno || *end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void sleep_ms(__u64 ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * NSEC_PER_MSEC };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static const char *plural(unsigned long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+static const char *retries(unsigned long n)
+{
+	return n == 1 ? "retry" : "retries";
+}
+
+/* The status a shell would report: the exit code, or 128 + signal. */
+static int wait_child(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			fail("waitpid: %s", strerror(errno));
+			return 127;
+		}
+	}
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+/* ---- the device and the descriptor ---- */
 
 static int open_dev(void)
 {
 	int fd = open(dev_path, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
-		fprintf(stderr, "tdctl: %s: %s (is tdispatch.ko loaded?)\n",
-			dev_path, strerror(errno));
+		fail("%s: %s (is tdispatch.ko loaded?)", dev_path, strerror(errno));
 	return fd;
 }
 
-static int cmd_version(void)
+static int get_version(int fd, struct tdispatch_version *v)
 {
-	struct tdispatch_version v = { .size = sizeof(v) };
-	int fd = open_dev();
+	*v = (struct tdispatch_version) { .size = sizeof(*v) };
+	return td_ioctl(fd, TDISPATCH_IOC_VERSION, v, "version");
+}
 
+/* The dispatcher's file, inherited from "tdctl create" through FD_ENV. */
+static int env_fd(void)
+{
+	const char *s = getenv(FD_ENV);
+	__u64 fd;
+
+	if (!s) {
+		fail("%s is not set: run this command from the one 'tdctl create -- CMD' runs\n"
+		     "       (try 'tdctl help create')", FD_ENV);
+		return -1;
+	}
+	if (parse_u64(s, &fd) || fd > INT_MAX || fcntl(fd, F_GETFD) < 0) {
+		fail("%s=%s is not an open file descriptor", FD_ENV, s);
+		return -1;
+	}
+	return fd;
+}
+
+static int get_stats(int fd, struct tdispatch_stats_user *s)
+{
+	*s = (struct tdispatch_stats_user) { .size = sizeof(*s) };
+	return td_ioctl(fd, TDISPATCH_IOC_STATS, s, "stats");
+}
+
+static __u64 counter_value(const struct tdispatch_stats_user *s, const struct counter *c)
+{
+	return *(const __u64 *)((const char *)s + c->off);
+}
+
+/* ---- options ---- */
+
+enum opt_kind { OPT_FLAG, OPT_STR, OPT_NUM };
+
+/* One --option of a command; @dst is a bool, a const char * or a __u64. */
+struct opt {
+	const char *name;
+	enum opt_kind kind;
+	void *dst;
+	__u64 min, max;
+};
+
+#define FLAG_OPT(name, dst)		{ name, OPT_FLAG, dst, 0, 0 }
+#define STR_OPT(name, dst)		{ name, OPT_STR, dst, 0, 0 }
+#define NUM_OPT(name, dst, min, max)	{ name, OPT_NUM, dst, min, max }
+#define END_OPT				{ NULL, 0, NULL, 0, 0 }
+
+static void cmd_usage(const char *name, FILE *out, bool full);
+
+static void usage_exit(const char *name)
+{
+	cmd_usage(name, stderr, false);
+	exit(EXIT_USAGE);
+}
+
+static int set_opt(const struct opt *o, const char *arg)
+{
+	__u64 v;
+
+	if (o->kind == OPT_FLAG) {
+		*(bool *)o->dst = true;
+		return 0;
+	}
+	if (o->kind == OPT_STR) {
+		*(const char **)o->dst = arg;
+		return 0;
+	}
+	if (parse_u64(arg, &v) || v < o->min || v > o->max) {
+		if (o->max == UINT64_MAX || o->max == MS_MAX)
+			return fail("--%s: '%s' is not a number", o->name, arg);
+		return fail("--%s: '%s' is not a number from %llu to %llu",
+			    o->name, arg, ull(o->min), ull(o->max));
+	}
+	*(__u64 *)o->dst = v;
+	return 0;
+}
+
+/*
+ * Parse the options of command argv[0] up to its first operand ("--"
+ * ends them too); --help prints the command's help.  Returns the index
+ * of the first operand; exits on a usage error.
+ */
+static int parse_opts(int argc, char **argv, const struct opt *opts)
+{
+	struct option lo[MAX_OPTS + 2];
+	int n, c;
+
+	for (n = 0; opts[n].name && n < MAX_OPTS; n++)
+		lo[n] = (struct option) {
+			.name = opts[n].name,
+			.has_arg = opts[n].kind == OPT_FLAG ? no_argument : required_argument,
+			.val = 256 + n,
+		};
+	lo[n++] = (struct option) { .name = "help", .val = 'h' };
+	lo[n] = (struct option) { 0 };
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+		if (c == 'h') {
+			cmd_usage(argv[0], stdout, true);
+			exit(0);
+		}
+		if (c < 256 || set_opt(&opts[c - 256], optarg))
+			usage_exit(argv[0]);
+	}
+	return optind;
+}
+
+static const struct opt no_opts[] = { END_OPT };
+
+/* Exit with a usage error unless there are @min to @max operands. */
+static void want_operands(int argc, char **argv, int first, int min, int max)
+{
+	if (argc - first < min || argc - first > max)
+		usage_exit(argv[0]);
+}
+
+/* Options only, no operands. */
+static void parse_opts_only(int argc, char **argv, const struct opt *opts)
+{
+	want_operands(argc, argv, parse_opts(argc, argv, opts), 0, 0);
+}
+
+/* The single ID operand of cancel and query. */
+static __u64 id_operand(int argc, char **argv)
+{
+	int first = parse_opts(argc, argv, no_opts);
+	__u64 id;
+
+	want_operands(argc, argv, first, 1, 1);
+	if (parse_u64(argv[first], &id)) {
+		fail("%s: '%s' is not a task id (a number, decimal or 0x hex)",
+		     argv[0], argv[first]);
+		usage_exit(argv[0]);
+	}
+	return id;
+}
+
+/* ---- version, list ---- */
+
+static int cmd_version(int argc, char **argv)
+{
+	struct tdispatch_version v;
+	int fd, ret;
+
+	parse_opts_only(argc, argv, no_opts);
+	fd = open_dev();
 	if (fd < 0)
 		return 1;
-	if (ioctl(fd, TDISPATCH_IOC_VERSION, &v)) {
-		fprintf(stderr, "tdctl: version: %s\n", strerror(errno));
+	ret = get_version(fd, &v);
+	close(fd);
+	if (ret)
+		return ret;
+	printf("abi_version: %u\n", v.abi_version);
+	printf("features:    %#llx%s\n", ull(v.features),
+	       v.features & TDISPATCH_FEAT_USER ? " (user)" : "");
+	printf("struct_size: %u\n", v.size);
+	return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	parse_opts_only(argc, argv, no_opts);
+	printf("No named dispatchers: this version of tdispatch has no driver dispatchers\n"
+	       "to list.  A dispatcher made by 'tdctl create' belongs to the file that\n"
+	       "created it and is reached only through TDISPATCH_FD by the command that\n"
+	       "'tdctl create' runs.\n");
+	return 0;
+}
+
+/* ---- create ---- */
+
+static int check_features(int fd)
+{
+	struct tdispatch_version v;
+
+	if (get_version(fd, &v))
+		return 1;
+	if (!(v.features & TDISPATCH_FEAT_USER))
+		return fail("the loaded module (ABI %u, features %#llx) has no %s",
+			    v.abi_version, ull(v.features), "userspace dispatchers");
+	return 0;
+}
+
+/* In the child: keep the file open across exec, say where it is, run. */
+static void exec_with_fd(int fd, char **cmdv)
+{
+	char *sh = getenv("SHELL");
+	char *shell[2] = { NULL, NULL };
+	char num[16];
+
+	snprintf(num, sizeof(num), "%d", fd);
+	if (fcntl(fd, F_SETFD, 0) || setenv(FD_ENV, num, 1)) {
+		fail("create: %s", strerror(errno));
+		_exit(126);
+	}
+	if (!cmdv[0]) {
+		shell[0] = sh && *sh ? sh : "/bin/sh";
+		cmdv = shell;
+	}
+	execvp(cmdv[0], cmdv);
+	fail("%s: %s", cmdv[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* Run @cmdv with the dispatcher's file; the child's exit is ours. */
+static int run_with_fd(int fd, char **cmdv)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		close(fd);
+		return fail("fork: %s", strerror(errno));
+	}
+	if (!pid)
+		exec_with_fd(fd, cmdv);
+	/* The dispatcher lives as long as the child and what it starts. */
+	close(fd);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	return wait_child(pid);
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	const char *name = "tdctl";
+	__u64 max_buffer = 4096, max_batch = 0, max_delay = 100, workers = 4;
+	__u64 lease = 30000, events = 0, max_input = 4096;
+	__u64 congestion = 1000, transient = 100;
+	const struct opt opts[] = {
+		STR_OPT("name", &name),
+		NUM_OPT("max-buffer", &max_buffer, 1, 65536),
+		NUM_OPT("max-batch", &max_batch, 1, BATCH_MAX),
+		NUM_OPT("max-delay-ms", &max_delay, 0, 30000),
+		NUM_OPT("workers", &workers, 1, 64),
+		NUM_OPT("lease-ms", &lease, 1, 3600000),
+		NUM_OPT("events", &events, 1, 65536),
+		NUM_OPT("max-input", &max_input, 1, 65536),
+		NUM_OPT("congestion-delay-ms", &congestion, 0, 30000),
+		NUM_OPT("transient-delay-ms", &transient, 0, 30000),
+		END_OPT,
+	};
+	int first = parse_opts(argc, argv, opts);
+	struct tdispatch_create c = { .size = sizeof(c) };
+	int fd;
+
+	if (strlen(name) >= sizeof(c.name))
+		return fail("create: --name: at most %zu bytes", sizeof(c.name) - 1);
+	if (!max_batch)
+		max_batch = max_buffer < 64 ? max_buffer : 64;
+	if (max_batch > max_buffer)
+		return fail("create: --max-batch %llu is more than --max-buffer %llu",
+			    ull(max_batch), ull(max_buffer));
+	memcpy(c.name, name, strlen(name));
+	c.flags = events ? TDISPATCH_CREATE_EVENTS : 0;
+	c.max_buffer = max_buffer;
+	c.max_batch = max_batch;
+	c.workers = workers;
+	c.max_input = max_input;
+	c.max_delay_ns = max_delay * NSEC_PER_MSEC;
+	c.congestion_delay_ns = congestion * NSEC_PER_MSEC;
+	c.transient_delay_ns = transient * NSEC_PER_MSEC;
+	c.lease_ns = lease * NSEC_PER_MSEC;
+	c.event_queue = events;
+
+	fd = open_dev();
+	if (fd < 0)
+		return 1;
+	if (check_features(fd) || td_ioctl(fd, TDISPATCH_IOC_CREATE, &c, "create")) {
 		close(fd);
 		return 1;
 	}
-	close(fd);
-	printf("abi_version: %u\n", v.abi_version);
-	printf("features:    %#llx\n", (unsigned long long)v.features);
-	printf("struct_size: %u\n", v.size);
+	if (first == argc)
+		fprintf(stderr, "tdctl: dispatcher \"%s\" is on descriptor %d (%s) of this shell;\n"
+			"tdctl: it goes away when the shell and all it started have exited\n",
+			name, fd, FD_ENV);
+	return run_with_fd(fd, argv + first);
+}
+
+/* ---- submit ---- */
+
+/* Tasks gathered for one TDISPATCH_IOC_SUBMIT call. */
+struct submission {
+	int fd;
+	__u64 deadline_ns;
+	const char *unit;	/* what pos[] counts: "task" or "line" */
+	unsigned int n;
+	struct tdispatch_utask t[TDISPATCH_SUBMIT_MAX];
+	unsigned long pos[TDISPATCH_SUBMIT_MAX];	/* argument pair or line */
+	char *owned[TDISPATCH_SUBMIT_MAX];		/* freed after the call */
+	unsigned long accepted, rejected;
+};
+
+static void submit_reset(struct submission *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->owned[i]);
+	s->n = 0;
+}
+
+static void report_task(const struct submission *s, unsigned int i)
+{
+	int err = -s->t[i].status;
+
+	if (err == EINVAL)
+		fail("submit: %s %lu, id %llu: payload must be 1 to %u bytes",
+		     s->unit, s->pos[i], ull(s->t[i].id), TDISPATCH_PAYLOAD_MAX);
+	else
+		fail("submit: %s %lu, id %llu: %s%s", s->unit, s->pos[i], ull(s->t[i].id),
+		     strerror(err), errno_hint(err));
+}
+
+static int submit_flush(struct submission *s)
+{
+	struct tdispatch_submit arg = {
+		.size = sizeof(arg),
+		.tasks = (uintptr_t)s->t,
+		.count = s->n,
+	};
+	unsigned int i;
+	int ret = 0;
+
+	if (!s->n)
+		return 0;
+	ret = td_ioctl(s->fd, TDISPATCH_IOC_SUBMIT, &arg, "submit");
+	if (!ret) {
+		for (i = 0; i < s->n; i++)
+			if (s->t[i].status)
+				report_task(s, i);
+		s->accepted += arg.accepted;
+		s->rejected += s->n - arg.accepted;
+	}
+	submit_reset(s);
+	return ret;
+}
+
+/* Queue one task; @owned, if not NULL, holds @payload until it is sent. */
+static int submit_add(struct submission *s, unsigned long pos, const char *id,
+		      const char *payload, char *owned)
+{
+	struct tdispatch_utask *t = &s->t[s->n];
+
+	if (parse_u64(id, &t->id)) {
+		fail("submit: %s %lu: '%s' is not a task id", s->unit, pos, id);
+		s->rejected++;
+		free(owned);
+		return 0;
+	}
+	t->payload = (uintptr_t)payload;
+	t->payload_len = strlen(payload);
+	t->status = 0;
+	t->deadline_ns = s->deadline_ns;
+	s->pos[s->n] = pos;
+	s->owned[s->n] = owned;
+	if (++s->n < TDISPATCH_SUBMIT_MAX)
+		return 0;
+	return submit_flush(s);
+}
+
+/* "ID PAYLOAD" lines: the payload is the rest of the line after blanks. */
+static int submit_lines(struct submission *s, FILE *in)
+{
+	unsigned long line = 0;
+	char *buf = NULL, *p;
+	size_t size = 0;
+	ssize_t len;
+
+	while ((len = getline(&buf, &size, in)) >= 0) {
+		line++;
+		if (len && buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		if (!len)
+			continue;
+		p = buf + strcspn(buf, " \t");
+		if (*p)
+			*p++ = '\0';
+		p += strspn(p, " \t");
+		if (submit_add(s, line, buf, p, buf))
+			return 1;
+		buf = NULL;
+		size = 0;
+	}
+	free(buf);
+	if (ferror(in))
+		return fail("submit: reading stdin: %s", strerror(errno));
+	return 0;
+}
+
+static int submit_args(struct submission *s, int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i + 1 < argc; i += 2)
+		if (submit_add(s, i / 2 + 1, argv[i], argv[i + 1], NULL))
+			return 1;
+	return 0;
+}
+
+static int cmd_submit(int argc, char **argv)
+{
+	__u64 deadline_ms = 0;
+	const struct opt opts[] = {
+		NUM_OPT("deadline-ms", &deadline_ms, 0, MS_MAX),
+		END_OPT,
+	};
+	int first = parse_opts(argc, argv, opts);
+	bool from_stdin = argc - first == 1 && !strcmp(argv[first], "-");
+	struct submission *s;
+	int ret;
+
+	if (!from_stdin && (first == argc || (argc - first) % 2))
+		usage_exit(argv[0]);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return fail("submit: %s", strerror(errno));
+	s->fd = env_fd();
+	if (s->fd < 0) {
+		free(s);
+		return 1;
+	}
+	if (deadline_ms)
+		s->deadline_ns = now_ns() + deadline_ms * NSEC_PER_MSEC;
+	s->unit = from_stdin ? "line" : "task";
+	if (from_stdin)
+		ret = submit_lines(s, stdin);
+	else
+		ret = submit_args(s, argc - first, argv + first);
+	if (!ret)
+		ret = submit_flush(s);
+	submit_reset(s);
+	printf("accepted %lu, rejected %lu\n", s->accepted, s->rejected);
+	if (!ret && s->rejected)
+		ret = 1;
+	free(s);
+	return ret;
+}
+
+/* ---- work ---- */
+
+struct worker {
+	int fd;
+	const char *exec;
+	__u32 result;
+	struct tdispatch_take tk;
+	struct tdispatch_ltask *tasks;
+	char *buf;
+	unsigned long batches, tasks_seen, lost;
+	unsigned long results[ARRAY_SIZE(result_names)];
+};
+
+static int lookup(const char * const *names, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+/* Take the next batch; 1 when the timeout passed, -1 on an error. */
+static int work_take(struct worker *w, __u64 timeout_ms)
+{
+	w->tk = (struct tdispatch_take) {
+		.size = sizeof(w->tk),
+		.timeout_ns = timeout_ms * NSEC_PER_MSEC,
+		.tasks = (uintptr_t)w->tasks,
+		.buf = (uintptr_t)w->buf,
+		.max_tasks = BATCH_MAX,
+		.buf_len = BATCH_MAX * TDISPATCH_PAYLOAD_MAX,
+	};
+	if (!ioctl(w->fd, TDISPATCH_IOC_TAKE, &w->tk))
+		return 0;
+	if (errno == ETIMEDOUT)
+		return 1;
+	fail("work: take: %s%s", strerror(errno), errno_hint(errno));
+	return -1;
+}
+
+/* The batch as "ID PAYLOAD" lines. */
+static void write_batch(const struct worker *w, FILE *out)
+{
+	const struct tdispatch_ltask *t;
+	__u32 i;
+
+	for (i = 0; i < w->tk.nr; i++) {
+		t = &w->tasks[i];
+		fprintf(out, "%llu ", ull(t->id));
+		fwrite(w->buf + t->payload_off, 1, t->payload_len, out);
+		fputc('\n', out);
+	}
+}
+
+/* In the child: the batch on stdin, a few facts in the environment. */
+static void exec_batch(const struct worker *w, int in)
+{
+	char num[24];
+
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(in, STDIN_FILENO) < 0)
+		_exit(126);
+	close(in);
+	snprintf(num, sizeof(num), "%llu", ull(w->tk.batch));
+	setenv("TDISPATCH_BATCH", num, 1);
+	snprintf(num, sizeof(num), "%u", w->tk.nr);
+	setenv("TDISPATCH_BATCH_SIZE", num, 1);
+	execl("/bin/sh", "sh", "-c", w->exec, (char *)NULL);
+	fail("/bin/sh: %s", strerror(errno));
+	_exit(127);
+}
+
+/* The command could not be run: retry the batch after a hold-off. */
+static __u32 exec_failed(const char *what)
+{
+	fail("work: %s: %s", what, strerror(errno));
+	return TDISPATCH_RESULT_TRANSIENT;
+}
+
+/* Run --exec for the batch and turn its exit status into a result. */
+static __u32 work_exec(const struct worker *w)
+{
+	FILE *out;
+	pid_t pid;
+	int p[2], st;
+
+	if (pipe(p))
+		return exec_failed("pipe");
+	pid = fork();
+	if (!pid) {
+		close(p[1]);
+		exec_batch(w, p[0]);
+	}
+	close(p[0]);
+	out = pid < 0 ? NULL : fdopen(p[1], "w");
+	if (!out) {
+		close(p[1]);
+		if (pid < 0)
+			return exec_failed("fork");
+	} else {
+		write_batch(w, out);
+		fclose(out);	/* EPIPE if it did not read it all: its call */
+	}
+	st = wait_child(pid);
+	if (st == 0)
+		return TDISPATCH_RESULT_SUCCESS;
+	fprintf(stderr, "tdctl: work: batch %llu: command exited with %d\n",
+		ull(w->tk.batch), st);
+	return st == EX_TEMPFAIL ? TDISPATCH_RESULT_TRANSIENT : TDISPATCH_RESULT_PERMANENT;
+}
+
+static int work_complete(struct worker *w, __u32 result)
+{
+	struct tdispatch_complete c = {
+		.size = sizeof(c),
+		.batch = w->tk.batch,
+		.result = result,
+	};
+
+	w->batches++;
+	w->tasks_seen += w->tk.nr;
+	if (!ioctl(w->fd, TDISPATCH_IOC_COMPLETE, &c)) {
+		w->results[result]++;
+		return 0;
+	}
+	if (errno != ENOENT)
+		return fail("work: complete: %s%s", strerror(errno), errno_hint(errno));
+	fail("work: batch %llu: its lease ran out before it was completed, so it is\n"
+	     "       delivered again (create the dispatcher with a longer --lease-ms)",
+	     ull(w->tk.batch));
+	w->lost++;
+	return 0;
+}
+
+static void work_summary(const struct worker *w)
+{
+	size_t i;
+
+	fprintf(stderr, "tdctl: work: %lu batch%s, %lu task%s:", w->batches,
+		w->batches == 1 ? "" : "es", w->tasks_seen, plural(w->tasks_seen));
+	for (i = 0; i < ARRAY_SIZE(result_names); i++)
+		fprintf(stderr, " %lu %s,", w->results[i], result_names[i]);
+	fprintf(stderr, " %lu lease%s expired\n", w->lost, plural(w->lost));
+}
+
+static int work_loop(struct worker *w, __u64 count, __u64 timeout_ms)
+{
+	__u32 result;
+	int ret;
+
+	while (!count || w->batches < count) {
+		ret = work_take(w, timeout_ms);
+		if (ret)
+			return ret < 0;
+		if (w->exec) {
+			result = work_exec(w);
+		} else {
+			write_batch(w, stdout);
+			/* Not shown, not done: exit, and the batch is redelivered. */
+			if (fflush(stdout) || ferror(stdout))
+				return fail("work: stdout: %s", strerror(errno));
+			result = w->result;
+		}
+		if (work_complete(w, result))
+			return 1;
+	}
+	return 0;
+}
+
+static int cmd_work(int argc, char **argv)
+{
+	const char *result = "success";
+	__u64 count = 0, timeout_ms = 0;
+	struct worker w = { .exec = NULL };
+	const struct opt opts[] = {
+		STR_OPT("exec", &w.exec),
+		STR_OPT("result", &result),
+		NUM_OPT("count", &count, 0, UINT64_MAX),
+		NUM_OPT("timeout-ms", &timeout_ms, 0, MS_MAX),
+		END_OPT,
+	};
+	int ret;
+
+	parse_opts_only(argc, argv, opts);
+	ret = lookup(result_names, ARRAY_SIZE(result_names), result);
+	if (ret < 0) {
+		fail("work: --result: '%s' is not success, congestion, transient or permanent",
+		     result);
+		usage_exit(argv[0]);
+	}
+	w.result = ret;
+	w.fd = env_fd();
+	if (w.fd < 0)
+		return 1;
+	w.tasks = calloc(BATCH_MAX, sizeof(*w.tasks));
+	w.buf = malloc(BATCH_MAX * TDISPATCH_PAYLOAD_MAX);
+	if (!w.tasks || !w.buf) {
+		ret = fail("work: %s", strerror(ENOMEM));
+	} else {
+		signal(SIGPIPE, SIG_IGN);
+		ret = work_loop(&w, count, timeout_ms);
+		work_summary(&w);
+	}
+	free(w.tasks);
+	free(w.buf);
+	return ret;
+}
+
+/* ---- stats, watch ---- */
+
+static void print_stats_json(const struct tdispatch_stats_user *s)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(counters); i++)
+		printf("%s\"%s\":%llu", i ? "," : "{", counters[i].name,
+		       ull(counter_value(s, &counters[i])));
+	printf("}\n");
+}
+
+static void print_stats_text(const struct tdispatch_stats_user *s)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(counters); i++)
+		printf("%-15s %llu\n", counters[i].name, ull(counter_value(s, &counters[i])));
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	bool json = false;
+	const struct opt opts[] = {
+		FLAG_OPT("json", &json),
+		END_OPT,
+	};
+	struct tdispatch_stats_user s;
+	int fd;
+
+	parse_opts_only(argc, argv, opts);
+	fd = env_fd();
+	if (fd < 0 || get_stats(fd, &s))
+		return 1;
+	if (json)
+		print_stats_json(&s);
+	else
+		print_stats_text(&s);
+	return 0;
+}
+
+/* A full screen, redrawn in place: each counter and its rate. */
+static void watch_screen(const struct tdispatch_stats_user *s,
+			 const struct tdispatch_stats_user *prev, __u64 interval_ms)
+{
+	__u64 v, was;
+	size_t i;
+
+	printf("\033[H\033[J");
+	printf("tdispatch on %s=%s, every %llu ms (Ctrl-C stops)\n\n",
+	       FD_ENV, getenv(FD_ENV), ull(interval_ms));
+	printf("%-15s %14s %12s\n", "counter", "value", "per second");
+	for (i = 0; i < ARRAY_SIZE(counters); i++) {
+		v = counter_value(s, &counters[i]);
+		was = counter_value(prev, &counters[i]);
+		printf("%-15s %14llu", counters[i].name, ull(v));
+		if (!counters[i].gauge)
+			printf(" %12.1f", (v - was) * 1000.0 / interval_ms);
+		printf("\n");
+	}
+}
+
+/* One line per sample, for logs and pipes. */
+static void watch_line(const struct tdispatch_stats_user *s, __u64 elapsed_ms)
+{
+	size_t i;
+
+	printf("%llu.%03llu", ull(elapsed_ms / 1000), ull(elapsed_ms % 1000));
+	for (i = 0; i < ARRAY_SIZE(counters); i++)
+		printf(" %s=%llu", counters[i].name, ull(counter_value(s, &counters[i])));
+	printf("\n");
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	__u64 interval_ms = 1000, count = 0, n, start = now_ns();
+	const struct opt opts[] = {
+		NUM_OPT("interval-ms", &interval_ms, 1, MS_MAX),
+		NUM_OPT("count", &count, 0, UINT64_MAX),
+		END_OPT,
+	};
+	struct tdispatch_stats_user s, prev;
+	bool tty = isatty(STDOUT_FILENO);
+	int fd;
+
+	parse_opts_only(argc, argv, opts);
+	fd = env_fd();
+	if (fd < 0 || get_stats(fd, &prev))
+		return 1;
+	for (n = 0; !count || n < count; n++) {
+		if (n)
+			sleep_ms(interval_ms);
+		if (get_stats(fd, &s))
+			return 1;
+		if (tty)
+			watch_screen(&s, &prev, interval_ms);
+		else
+			watch_line(&s, (now_ns() - start) / NSEC_PER_MSEC);
+		fflush(stdout);
+		prev = s;
+	}
+	return 0;
+}
+
+/* ---- events ---- */
+
+static const char *name_of(const char * const *names, size_t n, __u32 i)
+{
+	return i < n && names[i] ? names[i] : "unknown";
+}
+
+static void print_event_json(const struct tdispatch_event *e, const char *outcome)
+{
+	printf("{\"seq\":%llu,", ull(e->seq));
+	if (e->type == TDISPATCH_EVENT_LOST) {
+		printf("\"type\":\"lost\",\"lost\":%llu}\n", ull(e->lost));
+		return;
+	}
+	printf("\"type\":\"outcome\",\"outcome\":\"%s\",\"id\":%llu,", outcome, ull(e->id));
+	printf("\"latency_ns\":%llu,\"attempts\":%u}\n", ull(e->latency_ns), e->attempts);
+}
+
+static void print_event(const struct tdispatch_event *e, bool json)
+{
+	const char *outcome = name_of(outcome_names, ARRAY_SIZE(outcome_names), e->outcome);
+
+	if (json)
+		print_event_json(e, outcome);
+	else if (e->type == TDISPATCH_EVENT_LOST)
+		printf("#%llu-#%llu lost: %llu event%s dropped, the event queue was full\n",
+		       ull(e->seq - e->lost + 1), ull(e->seq), ull(e->lost), plural(e->lost));
+	else
+		printf("#%llu %s id %llu after %.3f ms, %u %s\n", ull(e->seq), outcome,
+		       ull(e->id), e->latency_ns / 1e6, e->attempts, retries(e->attempts));
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * read() that, unless @wait, fails with EINTR if no event comes within a
+ * few ms: O_NONBLOCK cannot be used, as the file's flags are shared with
+ * every process that uses it, and read() has no flag of its own.  The
+ * timer repeats, so it also ends a read entered after it first fired.
+ */
+static ssize_t read_events(int fd, struct tdispatch_event *ev, size_t n, bool wait)
+{
+	struct itimerval on = { .it_interval.tv_usec = 5000, .it_value.tv_usec = 5000 };
+	struct itimerval off = { .it_value.tv_usec = 0 };
+	ssize_t ret;
+	int err;
+
+	if (wait)
+		return read(fd, ev, n * sizeof(*ev));
+	setitimer(ITIMER_REAL, &on, NULL);
+	ret = read(fd, ev, n * sizeof(*ev));
+	err = errno;
+	setitimer(ITIMER_REAL, &off, NULL);
+	errno = err;
+	return ret;
+}
+
+static int cmd_events(int argc, char **argv)
+{
+	bool json = false, follow = false;
+	const struct opt opts[] = {
+		FLAG_OPT("json", &json),
+		FLAG_OPT("follow", &follow),
+		END_OPT,
+	};
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct tdispatch_event ev[EVENTS_PER_READ];
+	ssize_t n, i;
+	int fd;
+
+	parse_opts_only(argc, argv, opts);
+	fd = env_fd();
+	if (fd < 0 || sigaction(SIGALRM, &sa, NULL))
+		return 1;
+	do {
+		n = read_events(fd, ev, ARRAY_SIZE(ev), follow);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == ENXIO)
+			return fail("events: this dispatcher queues no events (%s)",
+				    "create it with --events N");
+		if (n < 0)
+			return fail("events: %s%s", strerror(errno), errno_hint(errno));
+		for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++)
+			print_event(&ev[i], json);
+		fflush(stdout);
+	} while (follow || n > 0);
+	return 0;
+}
+
+/* ---- cancel, query ---- */
+
+static int cmd_cancel(int argc, char **argv)
+{
+	struct tdispatch_id a = { .size = sizeof(a), .id = id_operand(argc, argv) };
+	int fd = env_fd();
+
+	if (fd < 0)
+		return 1;
+	if (!ioctl(fd, TDISPATCH_IOC_CANCEL, &a)) {
+		printf("cancelled task %llu\n", ull(a.id));
+		return 0;
+	}
+	if (errno == ENOENT)
+		return fail("cancel: no task with id %llu is pending", ull(a.id));
+	if (errno == EBUSY)
+		return fail("cancel: task %llu is in flight; only a pending task can be cancelled",
+			    ull(a.id));
+	return fail("cancel: %s%s", strerror(errno), errno_hint(errno));
+}
+
+static int cmd_query(int argc, char **argv)
+{
+	struct tdispatch_query q = { .size = sizeof(q), .id = id_operand(argc, argv) };
+	int fd = env_fd();
+
+	if (fd < 0 || td_ioctl(fd, TDISPATCH_IOC_QUERY, &q, "query"))
+		return 1;
+	printf("task %llu: %s", ull(q.id), name_of(state_names, ARRAY_SIZE(state_names), q.state));
+	if (q.state != TDISPATCH_STATE_ABSENT)
+		printf(", %u %s", q.attempts, retries(q.attempts));
+	if (q.waiting)
+		printf("; a newer task with this id waits behind it");
+	printf("\n");
+	return 0;
+}
+
+/* ---- the commands and their help ---- */
+
+static int cmd_help(int argc, char **argv);
+
+struct cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *args;
+	const char *summary;
+	const char *help;
+};
+
+static const struct cmd cmds[] = {
+	{ "create", cmd_create, "[OPTIONS] [-- CMD [ARG...]]",
+	  "create a dispatcher and run CMD with it",
+	  "Opens the device, creates a dispatcher owned by that open file and runs\n"
+	  "CMD (default: $SHELL, else /bin/sh) with the file inherited and its\n"
+	  "descriptor number in TDISPATCH_FD, so that every tdctl command CMD runs\n"
+	  "works on this dispatcher.  The dispatcher and the tasks still in it go\n"
+	  "away when CMD and everything that inherited the descriptor have exited.\n"
+	  "Exits with CMD's status (128+N if signal N killed it; 127 if CMD was not\n"
+	  "found).\n"
+	  "\n"
+	  "options:\n"
+	  "  --name NAME              shown in the kernel thread's name and in\n"
+	  "                           tracepoints; at most 23 bytes (tdctl)\n"
+	  "  --max-buffer N           most pending tasks, 1-65536 (4096); when full,\n"
+	  "                           the oldest pending task is dropped\n"
+	  "  --max-batch N            most tasks in a batch, 1-1024 and at most\n"
+	  "                           --max-buffer (64, or --max-buffer if smaller)\n"
+	  "  --max-delay-ms N         release a batch once its oldest task has waited\n"
+	  "                           this long, 0-30000 (100); 0 releases at once\n"
+	  "  --workers N              most batches out at once, 1-64 (4)\n"
+	  "  --lease-ms N             a taken batch not completed within this time is\n"
+	  "                           delivered again, 1-3600000 (30000)\n"
+	  "  --events N               keep up to N outcome events for 'tdctl events',\n"
+	  "                           1-65536 (default: no events)\n"
+	  "  --max-input N            most submissions waiting on one CPU for the\n"
+	  "                           dispatcher's thread, 1-65536 (4096)\n"
+	  "  --congestion-delay-ms N  hold-off after a congestion result, 0-30000 (1000)\n"
+	  "  --transient-delay-ms N   hold-off after a transient result, 0-30000 (100)\n"
+	  "\n"
+	  "example:\n"
+	  "  tdctl create --events 64 -- sh -c 'tdctl submit 7 hi; tdctl work --count 1'\n" },
+	{ "submit", cmd_submit, "[--deadline-ms N] ID PAYLOAD [ID PAYLOAD...] | -",
+	  "submit tasks",
+	  "Submits each ID PAYLOAD pair as a task; with '-', reads \"ID PAYLOAD\" lines\n"
+	  "from standard input (the payload is the rest of the line; empty lines are\n"
+	  "skipped), up to 1024 tasks per call.  ID is a number, decimal or 0x hex;\n"
+	  "a newer task with the same ID replaces one still pending.  A payload is 1\n"
+	  "to 4096 bytes.  Prints how many tasks were accepted and rejected, and why\n"
+	  "each rejected one was; exits 1 if any was rejected.\n"
+	  "\n"
+	  "options:\n"
+	  "  --deadline-ms N   the tasks expire if no worker took them within N ms\n" },
+	{ "work", cmd_work,
+	  "[--exec CMD] [--result RESULT] [--count N] [--timeout-ms N]",
+	  "take batches and complete them",
+	  "Takes batches one after the other.  With --exec, runs CMD through /bin/sh\n"
+	  "for each batch with the batch's tasks as \"ID PAYLOAD\" lines on its\n"
+	  "standard input, and TDISPATCH_BATCH (the lease) and TDISPATCH_BATCH_SIZE\n"
+	  "in its environment; its exit status completes the batch: 0 is success,\n"
+	  "75 (EX_TEMPFAIL) transient (retried after a hold-off), anything else\n"
+	  "permanent (the tasks fail).  Without --exec, prints the tasks as\n"
+	  "\"ID PAYLOAD\" lines and completes each batch with --result.  A summary\n"
+	  "goes to standard error at the end.  If this process dies, the batch it\n"
+	  "holds is delivered again at once.\n"
+	  "\n"
+	  "options:\n"
+	  "  --exec CMD        shell command to run per batch\n"
+	  "  --result RESULT   success, congestion, transient or permanent (success)\n"
+	  "  --count N         stop after N batches (0: never, the default)\n"
+	  "  --timeout-ms N    stop when no batch came for N ms (0: wait forever)\n" },
+	{ "stats", cmd_stats, "[--json]", "print the dispatcher's counters",
+	  "Prints every counter: tasks accepted and rejected, where the accepted\n"
+	  "ones are (queued, pending, in_flight) or how they ended (done, failed,\n"
+	  "overridden, expired, dropped, cancelled), batches, retries, hold-offs,\n"
+	  "redeliveries, failed calls on the file and lost events.  At any moment\n"
+	  "accepted = queued + pending + in_flight + done + failed + overridden +\n"
+	  "expired + dropped + cancelled.\n"
+	  "\n"
+	  "options:\n"
+	  "  --json            one JSON object instead of \"name value\" lines\n" },
+	{ "watch", cmd_watch, "[--interval-ms N] [--count N]",
+	  "show the counters as they change",
+	  "Samples the counters every interval.  On a terminal the screen is redrawn\n"
+	  "in place with the rate of each running total; otherwise each sample is\n"
+	  "one line: seconds since the start, then name=value pairs.\n"
+	  "\n"
+	  "options:\n"
+	  "  --interval-ms N   time between samples (1000)\n"
+	  "  --count N         stop after N samples (0: never, the default)\n" },
+	{ "events", cmd_events, "[--json] [--follow]", "print task outcome events",
+	  "Reads the outcome events queued since the last read (the dispatcher must\n"
+	  "have been created with --events N): for each task that ended, its\n"
+	  "sequence number, outcome (done, failed, overridden, expired, dropped,\n"
+	  "cancelled), id, time since submission and retries.  When the queue was\n"
+	  "full, a record says how many events were lost at that point.  Reading\n"
+	  "consumes the events.\n"
+	  "\n"
+	  "options:\n"
+	  "  --json            one JSON object per line\n"
+	  "  --follow          keep waiting for new events instead of stopping\n" },
+	{ "cancel", cmd_cancel, "ID", "cancel a pending task",
+	  "Cancels the pending task with this ID.  Fails (exit 1) if there is none,\n"
+	  "or if the task is in flight: a batch being worked on cannot be recalled.\n" },
+	{ "query", cmd_query, "ID", "tell where a task is",
+	  "Prints whether the task with this ID is pending, in flight or absent,\n"
+	  "its retries so far, and whether a newer task with the same ID waits\n"
+	  "behind the one in flight.\n" },
+	{ "list", cmd_list, "", "list named dispatchers",
+	  "There are no named driver dispatchers in this version: prints a note\n"
+	  "saying so and exits 0.\n" },
+	{ "version", cmd_version, "", "print the module's ABI version and features",
+	  "Opens the device and prints the ABI version, the feature bits (user:\n"
+	  "dispatchers for userspace) and the size of the version struct.\n" },
+	{ "help", cmd_help, "[COMMAND]", "print help, for one command too", "" },
+};
+
+static const struct cmd *find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	return NULL;
+}
+
+static void cmd_usage(const char *name, FILE *out, bool full)
+{
+	const struct cmd *c = find_cmd(name);
+
+	fprintf(out, "usage: tdctl %s %s\n", c->name, c->args);
+	if (full)
+		fprintf(out, "\n%s.\n\n%s", c->summary, c->help);
+	else
+		fprintf(out, "Try 'tdctl help %s'.\n", c->name);
+}
+
+static void print_help(FILE *out)
+{
+	size_t i;
+
+	fprintf(out,
+		"usage: tdctl [-d DEVICE] COMMAND [ARGS]\n"
+		"\n"
+		"Drive the tdispatch coalescing work dispatcher from the shell.  Tasks\n"
+		"are (ID, payload) pairs; a newer task replaces a pending one with the\n"
+		"same ID, and pending tasks are handed to workers in batches.\n"
+		"\n"
+		"A dispatcher belongs to the open file that created it: 'tdctl create'\n"
+		"makes one and runs a command (a shell by default) that inherits the file\n"
+		"in TDISPATCH_FD; the other commands, run from there, work on it.\n"
+		"\n"
+		"commands:\n");
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		fprintf(out, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(out,
+		"\n"
+		"options:\n"
+		"  -d, --device DEVICE  device node to use (default %s)\n"
+		"  -h, --help           print this text\n"
+		"\n"
+		"Exit status: 0 on success, 1 on failure, 2 on a usage error; create\n"
+		"exits with its command's status.  'tdctl help COMMAND' tells more.\n"
+		"\n"
+		"example:\n"
+		"  tdctl create --events 1024 -- sh -c \\\n"
+		"    'tdctl submit 7 a 8 b; tdctl work --count 1; tdctl stats; tdctl events'\n",
+		dev_path);
+}
+
+static int unknown_cmd(const char *name)
+{
+	fail("no command '%s'; 'tdctl help' lists them", name);
+	return EXIT_USAGE;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	int first = parse_opts(argc, argv, no_opts);
+
+	want_operands(argc, argv, first, 0, 1);
+	if (first == argc) {
+		print_help(stdout);
+		return 0;
+	}
+	if (!find_cmd(argv[first]))
+		return unknown_cmd(argv[first]);
+	cmd_usage(argv[first], stdout, true);
 	return 0;
 }
 
@@ -69,6 +1299,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct cmd *c;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "+d:h", longopts, NULL)) != -1) {
@@ -81,20 +1312,15 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			print_help(stderr);
-			return 2;
+			return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		print_help(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[optind], "version"))
-		return cmd_version();
-	if (!strcmp(argv[optind], "help")) {
-		print_help(stdout);
-		return 0;
-	}
-	fprintf(stderr, "tdctl: unknown command '%s'\n", argv[optind]);
-	print_help(stderr);
-	return 2;
+	c = find_cmd(argv[optind]);
+	if (!c)
+		return unknown_cmd(argv[optind]);
+	return c->run(argc - optind, argv + optind);
 }
