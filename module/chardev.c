@@ -43,7 +43,8 @@ static long td_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		ret = td_ioctl_version(uarg);
 	else
 		ret = td_user_ioctl(file, cmd, uarg);
-	if (ret)
+	/* Waiting that ends without a batch is not a bad call. */
+	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT && ret != -ERESTARTSYS)
 		td_file_rejected(file);
 	return ret;
 }

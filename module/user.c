@@ -72,6 +72,7 @@ struct td_user {
 	wait_queue_head_t wait;		/* takers, readers, pollers */
 	wait_queue_head_t lease_wait;	/* kworkers holding leases */
 	atomic_long_t bytes;		/* payload bytes held */
+	atomic_long_t rejected;		/* tasks refused before the engine saw them */
 	/* outcome events, a ring of ev_cap records */
 	struct tdispatch_event *events;
 	u32 ev_cap, ev_head, ev_count;
@@ -298,8 +299,10 @@ static int td_submit_one(struct td_user *u, struct tdispatch_utask *ut)
 	struct td_payload *p;
 	int ret;
 
-	if (!ut->payload_len || ut->payload_len > TDISPATCH_PAYLOAD_MAX)
+	if (!ut->payload_len || ut->payload_len > TDISPATCH_PAYLOAD_MAX) {
+		atomic_long_inc(&u->rejected);
 		return -EINVAL;
+	}
 	if (atomic_long_add_return(ut->payload_len, &u->bytes) > TD_USER_MAX_BYTES) {
 		ret = -ENOSPC;
 		goto unaccount;
@@ -314,13 +317,18 @@ static int td_submit_one(struct td_user *u, struct tdispatch_utask *ut)
 		ret = -EFAULT;
 		goto free;
 	}
+	/* The engine counts its own refusals. */
 	ret = tdispatch_submit(u->d, ut->id, p, ut->deadline_ns, GFP_KERNEL_ACCOUNT);
 	if (!ret)
 		return 0;
+	kfree(p);
+	atomic_long_sub(ut->payload_len, &u->bytes);
+	return ret;
 free:
 	kfree(p);
 unaccount:
 	atomic_long_sub(ut->payload_len, &u->bytes);
+	atomic_long_inc(&u->rejected);
 	return ret;
 }
 
@@ -503,7 +511,7 @@ static int td_ioctl_stats(struct td_file *f, struct td_user *u, void __user *uar
 	s = (struct tdispatch_stats_user) {
 		.size = sizeof(s),
 		.accepted = st.accepted,
-		.rejected = st.rejected,
+		.rejected = st.rejected + atomic_long_read(&u->rejected),
 		.queued = st.queued,
 		.pending = st.pending,
 		.in_flight = st.in_flight,
@@ -538,6 +546,8 @@ long td_user_ioctl(struct file *file, unsigned int cmd, void __user *uarg)
 	struct td_user *u = td_file_user(f);
 	long ret;
 
+	if (_IOC_TYPE(cmd) != TDISPATCH_IOC_MAGIC || _IOC_NR(cmd) > _IOC_NR(TDISPATCH_IOC_STATS))
+		return -ENOTTY;
 	if (cmd == TDISPATCH_IOC_CREATE) {
 		ret = td_ioctl_create(f, uarg);
 	} else if (!u) {
@@ -595,10 +605,12 @@ ssize_t td_user_read(struct file *file, char __user *buf, size_t len, loff_t *po
 		if (ret)
 			return ret;
 	}
-	/* An empty ring with losses pending: report them now. */
-	if (!u->ev_count && u->ev_lost)
-		td_user_push_lost(u);
-	while (len - done >= sizeof(ev) && u->ev_count) {
+	while (len - done >= sizeof(ev)) {
+		/* The ring is drained but losses are pending: report them now. */
+		if (!u->ev_count && u->ev_lost)
+			td_user_push_lost(u);
+		if (!u->ev_count)
+			break;
 		ev = u->events[u->ev_head];
 		if (copy_to_user(buf + done, &ev, sizeof(ev))) {
 			mutex_unlock(&u->lock);
@@ -619,7 +631,7 @@ __poll_t td_user_poll(struct file *file, poll_table *pt)
 	__poll_t mask = 0;
 
 	if (!u)
-		return 0;
+		return EPOLLERR;
 	poll_wait(file, &u->wait, pt);
 	if (!list_empty_careful(&u->ready))
 		mask |= EPOLLRDBAND;
