@@ -546,8 +546,18 @@ long td_user_ioctl(struct file *file, unsigned int cmd, void __user *uarg)
 	struct td_user *u = td_file_user(f);
 	long ret;
 
-	if (_IOC_TYPE(cmd) != TDISPATCH_IOC_MAGIC || _IOC_NR(cmd) > _IOC_NR(TDISPATCH_IOC_STATS))
-		return -ENOTTY;
+	switch (cmd) {
+	case TDISPATCH_IOC_CREATE:
+	case TDISPATCH_IOC_SUBMIT:
+	case TDISPATCH_IOC_TAKE:
+	case TDISPATCH_IOC_COMPLETE:
+	case TDISPATCH_IOC_CANCEL:
+	case TDISPATCH_IOC_QUERY:
+	case TDISPATCH_IOC_STATS:
+		break;
+	default:
+		return -ENOTTY;	/* whether or not there is a dispatcher */
+	}
 	if (cmd == TDISPATCH_IOC_CREATE) {
 		ret = td_ioctl_create(f, uarg);
 	} else if (!u) {
