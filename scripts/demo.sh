@@ -18,4 +18,36 @@ dmesg | sed -n 's/.*tdispatch_demo: /  /p'
 echo
 echo "accepted = done + coalesced + dropped + expired + failed + cancelled"
 echo "(+ queued + pending + in_flight while running): nothing is lost."
+
+echo
+echo "--- userspace: 3 producer processes post bursts of updates for 8 devices"
+echo "    through /dev/tdispatch; tdctl workers process the batches; the first"
+echo "    worker is killed with SIGKILL while it holds a batch"
+rm -f /tmp/taken
+tdctl create --name userdemo --max-batch 8 --max-delay-ms 20 --workers 2 \
+	--lease-ms 60000 --events 4096 -- sh -c '
+	for p in 1 2 3; do
+		(for burst in 1 2 3 4 5 6; do
+			for dev in 0 1 2 3 4 5 6 7; do echo "$dev p$p-burst$burst"; done |
+				tdctl submit - >/dev/null
+		done) &
+	done
+	# This worker takes a batch and hangs in it ...
+	tdctl work --count 1 --exec "echo \$\$ >/tmp/t; mv /tmp/t /tmp/taken; exec sleep 600" \
+		2>/dev/null &
+	victim=$!
+	while [ ! -e /tmp/taken ]; do sleep 0.05; done
+	# ... until it is killed: its batch is redelivered at once.
+	kill -9 $victim
+	wait $victim 2>/dev/null
+	# Its command still holds the file; end it too.
+	kill "$(cat /tmp/taken)"
+	wait_producers() { while [ "$(jobs -p | wc -l)" -gt 0 ]; do wait; done; }
+	wait_producers
+	tdctl work --timeout-ms 1500 --exec "cat >/dev/null" 2>/dev/null
+	echo "  counters:"
+	tdctl stats | sed "s/^/    /"
+	echo "  outcome events by kind:"
+	tdctl events | awk "{ print \$2 }" | sort | uniq -c | sed "s/^/    /"
+'
 echo "=== end of demo ==="
