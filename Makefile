@@ -33,6 +33,7 @@ selftests:
 install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	install -D -m 0644 scripts/60-tdispatch.rules /etc/udev/rules.d/60-tdispatch.rules
+	$(MAKE) -C tools install
 
 check:
 	KERNELS="$(KERNELS)" scripts/check.sh
