@@ -69,7 +69,7 @@ struct td_user {
 	struct list_head taken;
 	u64 next_lease;
 	bool closing;
-	wait_queue_head_t wait;		/* takers, readers, pollers */
+	wait_queue_head_t *wait;	/* the file's: takers, readers, pollers */
 	wait_queue_head_t lease_wait;	/* kworkers holding leases */
 	atomic_long_t bytes;		/* payload bytes held */
 	atomic_long_t rejected;		/* tasks refused before the engine saw them */
@@ -85,6 +85,8 @@ struct td_user {
 struct td_file {
 	struct mutex lock;		/* ->user creation */
 	struct td_user *user;
+	/* Per file, so that poll() before CREATE hears the dispatcher. */
+	wait_queue_head_t wait;
 	atomic_long_t rejected_calls;
 };
 
@@ -106,7 +108,7 @@ static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispat
 	}
 	list_add_tail(&l.node, &u->ready);
 	mutex_unlock(&u->lock);
-	wake_up_interruptible_poll(&u->wait, EPOLLRDBAND);
+	wake_up_interruptible_poll(u->wait, EPOLLRDBAND);
 
 	/* Idle, not uninterruptible: nobody may take it for a long time. */
 	wait_event_idle(u->lease_wait, READ_ONCE(l.state) != TD_LEASE_READY);
@@ -165,7 +167,7 @@ static void td_user_event(struct td_user *u, struct tdispatch_task *t,
 		u->ev_lost_total++;
 	}
 	mutex_unlock(&u->lock);
-	wake_up_interruptible_poll(&u->wait, EPOLLIN | EPOLLRDNORM);
+	wake_up_interruptible_poll(u->wait, EPOLLIN | EPOLLRDNORM);
 }
 
 static void td_user_task_release(struct tdispatch *d, struct tdispatch_task *t,
@@ -245,7 +247,6 @@ static int td_ioctl_create(struct td_file *f, void __user *uarg)
 	mutex_init(&u->lock);
 	INIT_LIST_HEAD(&u->ready);
 	INIT_LIST_HEAD(&u->taken);
-	init_waitqueue_head(&u->wait);
 	init_waitqueue_head(&u->lease_wait);
 	u->lease_ns = c.lease_ns;
 	if (c.event_queue) {
@@ -267,6 +268,7 @@ static int td_ioctl_create(struct td_file *f, void __user *uarg)
 		.transient_delay_ns = c.transient_delay_ns,
 		.max_input = c.max_input,
 	};
+	u->wait = &f->wait;
 	mutex_lock(&f->lock);
 	if (f->user) {
 		ret = -EEXIST;
@@ -418,7 +420,7 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 		mutex_unlock(&u->lock);
 		if ((tk.flags & TDISPATCH_TAKE_NONBLOCK) || (file->f_flags & O_NONBLOCK))
 			return -EAGAIN;
-		left = wait_event_interruptible_timeout(u->wait, td_user_ready(u), left);
+		left = wait_event_interruptible_timeout(*u->wait, td_user_ready(u), left);
 		if (left < 0)
 			return left;
 		if (!left)
@@ -610,7 +612,7 @@ ssize_t td_user_read(struct file *file, char __user *buf, size_t len, loff_t *po
 		mutex_unlock(&u->lock);
 		if (file->f_flags & O_NONBLOCK)
 			return -EAGAIN;
-		ret = wait_event_interruptible(u->wait, READ_ONCE(u->ev_count) ||
+		ret = wait_event_interruptible(*u->wait, READ_ONCE(u->ev_count) ||
 					       READ_ONCE(u->ev_lost));
 		if (ret)
 			return ret;
@@ -640,9 +642,9 @@ __poll_t td_user_poll(struct file *file, poll_table *pt)
 	struct td_user *u = td_file_user(f);
 	__poll_t mask = 0;
 
+	poll_wait(file, &f->wait, pt);
 	if (!u)
-		return EPOLLERR;
-	poll_wait(file, &u->wait, pt);
+		return 0;
 	if (!list_empty_careful(&u->ready))
 		mask |= EPOLLRDBAND;
 	if (u->events && (READ_ONCE(u->ev_count) || READ_ONCE(u->ev_lost)))
@@ -671,7 +673,7 @@ static void td_user_abandon(struct td_user *u, fl_owner_t owner, bool all)
 	}
 	mutex_unlock(&u->lock);
 	wake_up_all(&u->lease_wait);
-	wake_up_all(&u->wait);
+	wake_up_all(u->wait);
 }
 
 /* Each close() of a descriptor: the closer's leases are redelivered. */
@@ -692,6 +694,7 @@ int td_user_open(struct inode *inode, struct file *file)
 	if (!f)
 		return -ENOMEM;
 	mutex_init(&f->lock);
+	init_waitqueue_head(&f->wait);
 	file->private_data = f;
 	return 0;
 }
