@@ -1,0 +1,2026 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Dispatchers owned by a /dev/tdispatch file and worked on from userspace:
+ * the success paths of CREATE, SUBMIT, TAKE, COMPLETE, CANCEL, QUERY and
+ * STATS, leases and their redelivery, outcome events through read() and
+ * readiness through poll and epoll; every bad input with its errno and its
+ * count in rejected_calls; threads and processes racing each other and the
+ * last close.
+ *
+ * Every snapshot of the counters is checked against the accounting
+ * equation, and every event record's sequence number against the one
+ * before it.  Nothing sleeps for a fixed time: the tests wait for a batch
+ * (TAKE, poll) or an event (poll, read), with a timeout only as a bound;
+ * only an expiring lease or a hold-off is waited for by time, through
+ * TAKE's own timeout.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <linux/tdispatch.h>
+
+#include "kselftest_harness.h"
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open		434
+#endif
+
+#define TD_DEV_PATH		"/dev/" TDISPATCH_DEV_NAME
+#define MSEC			1000000ULL
+#define SEC			(1000 * MSEC)
+/* The longest max_delay: a batch is cut only once max_batch tasks are ready. */
+#define NO_AGE_CUT		(30 * SEC)
+/* The longest anything awaited may take. */
+#define WAIT_NS			(10 * SEC)
+#define WAIT_MS			10000
+/* Most tasks a helper submits, takes or reads at once. */
+#define TD_NR			64
+#define PAGE			4096
+/* Hold-off after CONGESTION or TRANSIENT, and a short lease. */
+#define HOLD_NS			(50 * MSEC)
+#define LEASE_NS		(250 * MSEC)
+/* Payload bytes one dispatcher holds at most. */
+#define BYTES_MAX		(16U << 20)
+
+/* Outcomes, short, to index tallies and to write expected events. */
+enum {
+	DONE = TDISPATCH_OUTCOME_DONE,
+	FAILED = TDISPATCH_OUTCOME_FAILED,
+	OVERRIDDEN = TDISPATCH_OUTCOME_OVERRIDDEN,
+	EXPIRED = TDISPATCH_OUTCOME_EXPIRED,
+	DROPPED = TDISPATCH_OUTCOME_DROPPED,
+	CANCELLED = TDISPATCH_OUTCOME_CANCELLED,
+	NR_ENDS,
+};
+
+/* Every payload says which submission it came from. */
+struct td_pl {
+	__u64 id;
+	__u64 ver;
+};
+
+/* A TAKE argument with room for TD_NR tasks and their payloads. */
+struct td_taken {
+	struct tdispatch_take tk;
+	struct tdispatch_ltask t[TD_NR];
+	unsigned char buf[2 * TDISPATCH_PAYLOAD_MAX];
+};
+
+/* How many tasks ended each way, by outcome; the rest none. */
+struct td_ends {
+	__u64 n[NR_ENDS];
+};
+
+/* An expected outcome event. */
+struct td_want {
+	__u64 id;
+	__u32 outcome;
+	__u32 attempts;
+};
+
+/* One field of an ioctl argument set to @val, and the errno that earns. */
+struct td_field_case {
+	const char *what;
+	unsigned short off;
+	unsigned short len;
+	__u64 val;
+	int err;
+};
+
+#define FIELD_CASE(type, field, len, v, e)	{ #field " " #v, offsetof(type, field), len, v, e }
+
+static __u64 uptr(const void *p)
+{
+	return (unsigned long)p;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+/* Store @val in the @len (4 or 8) bytes at @off, or fill @len bytes with it. */
+static void set_field(void *base, size_t off, size_t len, __u64 val)
+{
+	__u32 v32 = val;
+
+	if (len == sizeof(v32))
+		memcpy((char *)base + off, &v32, len);
+	else if (len == sizeof(val))
+		memcpy((char *)base + off, &val, len);
+	else
+		memset((char *)base + off, (int)val, len);
+}
+
+/* Keep this process on CPU 0, so that all it submits drains in its order. */
+static void td_pin(struct __test_metadata *_metadata)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+}
+
+#define POLL_ALL	(POLLIN | POLLRDNORM | POLLRDBAND)
+
+/* poll() for @events: the revents, 0 when none, or -errno. */
+static int td_poll(int fd, short events, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n = poll(&p, 1, ms);
+
+	if (n < 0)
+		return -errno;
+	return n ? p.revents : 0;
+}
+
+/* EXPECT_EQ as a single statement for loops, naming the item that differs. */
+static void td_expect_item(struct __test_metadata *_metadata, __u64 want, __u64 have,
+			   const char *what, __u64 item)
+{
+	EXPECT_EQ(want, have) TH_LOG("%s %llu", what, item);
+}
+
+/*
+ * A dispatcher that cuts a batch only when @max_batch tasks are free to go,
+ * with room for @events outcome events, or none.
+ */
+static void td_cfg(struct tdispatch_create *c, __u32 max_batch, __u32 events)
+{
+	*c = (struct tdispatch_create) {
+		.size = sizeof(*c),
+		.flags = events ? TDISPATCH_CREATE_EVENTS : 0,
+		.name = "ut",
+		.max_buffer = 1024,
+		.max_batch = max_batch,
+		.workers = 4,
+		.max_input = 4096,
+		.max_delay_ns = NO_AGE_CUT,
+		.lease_ns = 60 * SEC,
+		.event_queue = events,
+	};
+}
+
+static void td_create(struct __test_metadata *_metadata, int fd,
+		      const struct tdispatch_create *c)
+{
+	ASSERT_EQ(0, ioctl(fd, TDISPATCH_IOC_CREATE, c)) TH_LOG("create: %s", strerror(errno));
+}
+
+static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_batch, __u32 events)
+{
+	struct tdispatch_create c;
+
+	td_cfg(&c, max_batch, events);
+	td_create(_metadata, fd, &c);
+}
+
+static void td_stats_log(struct __test_metadata *_metadata,
+			 const struct tdispatch_stats_user *st)
+{
+	TH_LOG("accepted %llu rejected %llu queued %llu pending %llu in_flight %llu",
+	       st->accepted, st->rejected, st->queued, st->pending, st->in_flight);
+	TH_LOG("done %llu failed %llu overridden %llu expired %llu dropped %llu cancelled %llu",
+	       st->done, st->failed, st->overridden, st->expired, st->dropped, st->cancelled);
+	TH_LOG("batches %llu retries %llu holdoffs %llu redelivered %llu",
+	       st->batches, st->retries, st->holdoffs, st->redelivered);
+	TH_LOG("rejected_calls %llu events_lost %llu", st->rejected_calls, st->events_lost);
+}
+
+/* Read the counters and check the accounting equation on them. */
+static void td_stats(struct __test_metadata *_metadata, int fd, struct tdispatch_stats_user *st)
+{
+	__u64 sum;
+
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	ASSERT_EQ(0, ioctl(fd, TDISPATCH_IOC_STATS, st)) TH_LOG("stats: %s", strerror(errno));
+	EXPECT_EQ(sizeof(*st), st->size);
+	sum = st->queued + st->pending + st->in_flight + st->done + st->failed +
+	      st->overridden + st->expired + st->dropped + st->cancelled;
+	if (st->accepted != sum) {
+		TH_LOG("the accounting equation does not hold:");
+		td_stats_log(_metadata, st);
+	}
+	EXPECT_EQ(st->accepted, sum);
+}
+
+/*
+ * After the last outcome: nothing is queued, pending or in flight, and the
+ * tasks ended as @want, indexed by outcome, says.
+ */
+static void td_expect_ends(struct __test_metadata *_metadata, int fd,
+			   struct tdispatch_stats_user *st, const struct td_ends *want)
+{
+	__u64 have[NR_ENDS];
+	unsigned int i;
+
+	td_stats(_metadata, fd, st);
+	have[DONE] = st->done;
+	have[FAILED] = st->failed;
+	have[OVERRIDDEN] = st->overridden;
+	have[EXPIRED] = st->expired;
+	have[DROPPED] = st->dropped;
+	have[CANCELLED] = st->cancelled;
+	EXPECT_EQ(0, st->queued + st->pending + st->in_flight) td_stats_log(_metadata, st);
+	for (i = 0; i < NR_ENDS; i++)
+		td_expect_item(_metadata, want->n[i], have[i], "tasks ended with outcome", i);
+}
+
+#define EXPECT_ENDS(fd, st, ...) \
+	td_expect_ends(_metadata, fd, st, &(const struct td_ends){ .n = { __VA_ARGS__ } })
+
+static __u64 td_rejected_calls(struct __test_metadata *_metadata, int fd)
+{
+	struct tdispatch_stats_user st;
+
+	td_stats(_metadata, fd, &st);
+	return st.rejected_calls;
+}
+
+static void td_expect_errno(struct __test_metadata *_metadata, long ret, int err, int want,
+			    const char *what)
+{
+	EXPECT_GT(0, ret) TH_LOG("%s: returned %ld, want %s", what, ret, strerror(want));
+	EXPECT_EQ(want, err) TH_LOG("%s: %s, want %s", what, strerror(err), strerror(want));
+}
+
+static void td_check_failed(struct __test_metadata *_metadata, int fd, long ret, int err,
+			    int want, const char *what, __u64 before, __u64 counted)
+{
+	td_expect_errno(_metadata, ret, err, want, what);
+	EXPECT_EQ(before + counted, td_rejected_calls(_metadata, fd))
+		TH_LOG("%s: rejected_calls should go up by %llu", what, counted);
+}
+
+/* @call must fail with errno @want, and go up @counted in rejected_calls. */
+#define EXPECT_FAILED(fd, want, what, call, counted) do {			\
+	int __fd = (fd);							\
+	__u64 __before = td_rejected_calls(_metadata, __fd);			\
+	long __ret = (call);							\
+	td_check_failed(_metadata, __fd, __ret, errno, want, what, __before, counted); \
+} while (0)
+
+/* A bad call: counted once in rejected_calls. */
+#define EXPECT_REJECTED(fd, want, what, call)	EXPECT_FAILED(fd, want, what, call, 1)
+/* A wait that ended without a batch or an event: not a bad call. */
+#define EXPECT_WAIT_FAILS(fd, want, what, call)	EXPECT_FAILED(fd, want, what, call, 0)
+
+/* One task of @id whose payload @pl says @ver. */
+static void td_task(struct tdispatch_utask *ut, struct td_pl *pl, __u64 id, __u64 ver)
+{
+	pl->id = id;
+	pl->ver = ver;
+	*ut = (struct tdispatch_utask) {
+		.id = id,
+		.payload = uptr(pl),
+		.payload_len = sizeof(*pl),
+		.status = 1,	/* the kernel must write every status */
+	};
+}
+
+/* SUBMIT @n tasks: how many were accepted, or -errno. */
+static int td_submit_vec(int fd, struct tdispatch_utask *ut, __u32 n)
+{
+	struct tdispatch_submit s = {
+		.size = sizeof(s),
+		.tasks = uptr(ut),
+		.count = n,
+	};
+
+	if (ioctl(fd, TDISPATCH_IOC_SUBMIT, &s))
+		return -errno;
+	return s.accepted;
+}
+
+/* Submit a task per id, the i-th with payload version @ver + i; all must go in. */
+static void td_submit(struct __test_metadata *_metadata, int fd, const __u64 *ids,
+		      unsigned int n, __u64 ver)
+{
+	struct tdispatch_utask ut[TD_NR];
+	struct td_pl pl[TD_NR];
+	unsigned int i;
+	int ret;
+
+	ASSERT_GE(TD_NR, n);
+	for (i = 0; i < n; i++)
+		td_task(&ut[i], &pl[i], ids[i], ver + i);
+	ret = td_submit_vec(fd, ut, n);
+	ASSERT_EQ((int)n, ret) TH_LOG("submit %u tasks: %s", n, strerror(ret < 0 ? -ret : 0));
+	for (i = 0; i < n; i++)
+		td_expect_item(_metadata, 0, ut[i].status, "status of the task of id", ids[i]);
+}
+
+#define NR_IDS(...)	(sizeof((const __u64[]){ __VA_ARGS__ }) / sizeof(__u64))
+#define SUBMIT_IDS(fd, ...) \
+	td_submit(_metadata, fd, (const __u64[]){ __VA_ARGS__ }, NR_IDS(__VA_ARGS__), 0)
+
+static void td_take_arg(struct td_taken *b, __u32 flags, __u64 timeout_ns)
+{
+	b->tk = (struct tdispatch_take) {
+		.size = sizeof(b->tk),
+		.flags = flags,
+		.timeout_ns = timeout_ns,
+		.tasks = uptr(b->t),
+		.buf = uptr(b->buf),
+		.max_tasks = TD_NR,
+		.buf_len = sizeof(b->buf),
+	};
+}
+
+/* TAKE into @b: 0 or -errno. */
+static int td_take(int fd, struct td_taken *b, __u32 flags, __u64 timeout_ns)
+{
+	td_take_arg(b, flags, timeout_ns);
+	return ioctl(fd, TDISPATCH_IOC_TAKE, &b->tk) ? -errno : 0;
+}
+
+/* The payload of the @i-th task of @b. */
+static struct td_pl td_payload(const struct td_taken *b, unsigned int i)
+{
+	struct td_pl pl = { .id = ~0ULL };
+
+	if (b->t[i].payload_off + sizeof(pl) <= sizeof(b->buf))
+		memcpy(&pl, b->buf + b->t[i].payload_off, sizeof(pl));
+	return pl;
+}
+
+static unsigned int td_index(const __u64 *ids, unsigned int n, __u64 id)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == id)
+			break;
+	return i;
+}
+
+/* @b holds the tasks of @ids, each once, each tried @attempts times before. */
+static void td_check_batch(struct __test_metadata *_metadata, const struct td_taken *b,
+			   const __u64 *ids, unsigned int n, __u32 attempts)
+{
+	__u64 seen = 0, now = now_ns();
+	unsigned int i, j;
+
+	ASSERT_EQ(n, b->tk.nr) TH_LOG("a batch of %u tasks, want %u", b->tk.nr, n);
+	for (i = 0; i < n; i++) {
+		const struct tdispatch_ltask *t = &b->t[i];
+
+		j = td_index(ids, n, t->id);
+		EXPECT_GT(n, j) TH_LOG("task %u: unexpected id %llu", i, t->id);
+		EXPECT_FALSE(j < n && (seen & (1ULL << j))) TH_LOG("id %llu twice", t->id);
+		seen |= j < n ? 1ULL << j : 0;
+		EXPECT_EQ(attempts, t->attempts) TH_LOG("id %llu", t->id);
+		EXPECT_EQ(sizeof(struct td_pl), t->payload_len) TH_LOG("id %llu", t->id);
+		EXPECT_LE(t->payload_off + t->payload_len, b->tk.buf_len) TH_LOG("id %llu", t->id);
+		EXPECT_EQ(t->id, td_payload(b, i).id) TH_LOG("payload of id %llu", t->id);
+		EXPECT_GE(now, t->submitted_ns) TH_LOG("id %llu", t->id);
+	}
+}
+
+/* Wait for the next batch, which must be @ids tried @attempts times; its lease. */
+static __u64 td_take_ids(struct __test_metadata *_metadata, int fd, struct td_taken *b,
+			 __u32 attempts, const __u64 *ids, unsigned int n)
+{
+	int ret = td_take(fd, b, 0, WAIT_NS);
+
+	ASSERT_EQ(0, ret) TH_LOG("take: %s", strerror(-ret));
+	td_check_batch(_metadata, b, ids, n, attempts);
+	return b->tk.batch;
+}
+
+#define TAKE_IDS(fd, b, attempts, ...) \
+	td_take_ids(_metadata, fd, b, attempts, (const __u64[]){ __VA_ARGS__ }, NR_IDS(__VA_ARGS__))
+
+/*
+ * Create the dispatcher @c (NULL: batches of two, with events) and take its
+ * first batch, of ids 1 and 2: the lease.
+ */
+static __u64 td_take_pair(struct __test_metadata *_metadata, int fd,
+			  const struct tdispatch_create *c, struct td_taken *b)
+{
+	if (c)
+		td_create(_metadata, fd, c);
+	else
+		td_setup(_metadata, fd, 2, 16);
+	SUBMIT_IDS(fd, 1, 2);
+	return TAKE_IDS(fd, b, 0, 1, 2);
+}
+
+/* COMPLETE: 0 or -errno. */
+static int td_complete(int fd, __u64 batch, __u32 result)
+{
+	struct tdispatch_complete c = {
+		.size = sizeof(c),
+		.batch = batch,
+		.result = result,
+	};
+
+	return ioctl(fd, TDISPATCH_IOC_COMPLETE, &c) ? -errno : 0;
+}
+
+static void td_finish(struct __test_metadata *_metadata, int fd, __u64 batch, __u32 result)
+{
+	int ret = td_complete(fd, batch, result);
+
+	ASSERT_EQ(0, ret) TH_LOG("complete lease %llu with %u: %s", batch, result, strerror(-ret));
+}
+
+/* CANCEL: 0 or -errno. */
+static int td_cancel(int fd, __u64 id)
+{
+	struct tdispatch_id a = { .size = sizeof(a), .id = id };
+
+	return ioctl(fd, TDISPATCH_IOC_CANCEL, &a) ? -errno : 0;
+}
+
+static void td_cancel_ok(struct __test_metadata *_metadata, int fd, __u64 id)
+{
+	int ret = td_cancel(fd, id);
+
+	ASSERT_EQ(0, ret) TH_LOG("cancel %llu: %s", id, strerror(-ret));
+}
+
+static void td_query(struct __test_metadata *_metadata, int fd, __u64 id, __u32 state,
+		     __u32 attempts, __u32 waiting)
+{
+	struct tdispatch_query q = { .size = sizeof(q), .id = id };
+
+	ASSERT_EQ(0, ioctl(fd, TDISPATCH_IOC_QUERY, &q)) TH_LOG("query: %s", strerror(errno));
+	EXPECT_EQ(state, q.state) TH_LOG("state of id %llu", id);
+	EXPECT_EQ(attempts, q.attempts) TH_LOG("attempts of id %llu", id);
+	EXPECT_EQ(waiting, q.waiting) TH_LOG("waiting of id %llu", id);
+}
+
+/*
+ * The sequence number of the last event record read.  Each test runs in a
+ * process of its own and reads the events of one dispatcher.
+ */
+static __u64 td_seq;
+
+/* A record follows the one before it: one number per event, lost ones too. */
+static void td_check_seq(struct __test_metadata *_metadata, const struct tdispatch_event *ev)
+{
+	bool lost = ev->type == TDISPATCH_EVENT_LOST;
+
+	EXPECT_TRUE(lost || ev->type == TDISPATCH_EVENT_OUTCOME) TH_LOG("type %u", ev->type);
+	EXPECT_EQ(td_seq + (lost ? ev->lost : 1), ev->seq)
+		TH_LOG("seq %llu after %llu (type %u, lost %llu)", ev->seq, td_seq, ev->type,
+		       ev->lost);
+	if (lost) {
+		EXPECT_LT(0, ev->lost);
+	} else {
+		EXPECT_EQ(0, ev->lost);
+		EXPECT_LT(0, ev->latency_ns) TH_LOG("id %llu", ev->id);
+	}
+	EXPECT_EQ(0, ev->pad);
+	td_seq = ev->seq;
+}
+
+/* Wait for events, read at most @room records and check them; how many. */
+static unsigned int td_read_records(struct __test_metadata *_metadata, int fd,
+				    struct tdispatch_event *ev, unsigned int room)
+{
+	unsigned int i;
+	bool ready;
+	ssize_t n;
+
+	ready = td_poll(fd, POLLIN, WAIT_MS) == POLLIN;
+	if (!ready) {
+		struct tdispatch_stats_user st;
+
+		td_stats(_metadata, fd, &st);
+		td_stats_log(_metadata, &st);
+	}
+	ASSERT_TRUE(ready) TH_LOG("no event within %d ms after seq %llu", WAIT_MS, td_seq);
+	n = read(fd, ev, room * sizeof(*ev));
+	ASSERT_LT(0, n) TH_LOG("read events: %s", strerror(errno));
+	ASSERT_EQ(0, n % sizeof(*ev)) TH_LOG("read %zd bytes", n);
+	for (i = 0; i < n / sizeof(*ev); i++)
+		td_check_seq(_metadata, &ev[i]);
+	return i;
+}
+
+static bool td_want_matches(const struct td_want *w, const struct tdispatch_event *e)
+{
+	return w->id == e->id && w->outcome == e->outcome && w->attempts == e->attempts;
+}
+
+/* Read @n outcome events, exactly those of @want in any order. */
+static void td_expect_outcomes(struct __test_metadata *_metadata, int fd,
+			       const struct td_want *want, unsigned int n)
+{
+	struct tdispatch_event ev[TD_NR];
+	bool used[TD_NR] = { false };
+	unsigned int got = 0, i, j, k;
+
+	ASSERT_GE(TD_NR, n);
+	while (got < n) {
+		k = td_read_records(_metadata, fd, ev, n - got);
+		for (i = 0; i < k; i++) {
+			const struct tdispatch_event *e = &ev[i];
+
+			if (e->type != TDISPATCH_EVENT_OUTCOME)
+				continue;
+			got++;
+			for (j = 0; j < n; j++)
+				if (!used[j] && td_want_matches(&want[j], e))
+					break;
+			EXPECT_GT(n, j) TH_LOG("unexpected event: id %llu outcome %u attempts %u",
+					       e->id, e->outcome, e->attempts);
+			if (j < n)
+				used[j] = true;
+		}
+	}
+}
+
+#define EXPECT_OUTCOMES(fd, ...) \
+	td_expect_outcomes(_metadata, fd, (const struct td_want[]){ __VA_ARGS__ }, \
+			   sizeof((const struct td_want[]){ __VA_ARGS__ }) / sizeof(struct td_want))
+
+static void td_expect_no_events(struct __test_metadata *_metadata, int fd)
+{
+	EXPECT_EQ(0, td_poll(fd, POLLIN, 0)) TH_LOG("an event is readable");
+}
+
+/* Two pages, the second unmapped: for arguments that run into it. */
+static char *td_edge(struct __test_metadata *_metadata)
+{
+	char *p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, mprotect(p + PAGE, PAGE, PROT_NONE));
+	return p;
+}
+
+FIXTURE(user) {
+	int fd;
+};
+
+FIXTURE_SETUP(user)
+{
+	self->fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", TD_DEV_PATH, strerror(errno));
+	td_seq = 0;
+}
+
+FIXTURE_TEARDOWN(user)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* Success paths */
+
+TEST_F(user, create_without_events_works_and_has_nothing_to_read)
+{
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	struct tdispatch_event ev;
+	struct td_taken b;
+	__u64 lease;
+
+	td_cfg(&c, 2, 0);
+	c.workers = 1;
+	lease = td_take_pair(_metadata, self->fd, &c, &b);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	/* One worker: the next batch is cut only once the first was filed. */
+	SUBMIT_IDS(self->fd, 3, 4);
+	lease = TAKE_IDS(self->fd, &b, 0, 3, 4);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(4, st.accepted);
+	EXPECT_EQ(2, st.done);
+	EXPECT_EQ(2, st.in_flight);
+	EXPECT_EQ(2, st.batches);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_REJECTED(self->fd, ENXIO, "read without TDISPATCH_CREATE_EVENTS",
+			read(self->fd, &ev, sizeof(ev)));
+	EXPECT_EQ(0, td_poll(self->fd, POLL_ALL, 0));
+}
+
+TEST_F(user, success_is_reported_done)
+{
+	struct tdispatch_stats_user st;
+	__u64 lease, t0, first = ~0ULL;
+	struct td_taken b;
+	unsigned int i;
+
+	td_setup(_metadata, self->fd, 3, 16);
+	t0 = now_ns();
+	SUBMIT_IDS(self->fd, 10, 11, 12);
+	lease = TAKE_IDS(self->fd, &b, 0, 10, 11, 12);
+	for (i = 0; i < b.tk.nr; i++)
+		first = first < b.t[i].submitted_ns ? first : b.t[i].submitted_ns;
+	EXPECT_LE(t0, first) TH_LOG("submitted_ns is the time of SUBMIT");
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 10, DONE, 0 }, { 11, DONE, 0 }, { 12, DONE, 0 });
+	td_expect_no_events(_metadata, self->fd);
+	EXPECT_ENDS(self->fd, &st, [DONE] = 3);
+	EXPECT_EQ(1, st.batches);
+	EXPECT_EQ(0, st.retries);
+	EXPECT_EQ(0, st.rejected_calls);
+}
+
+/* One vector with good tasks and every kind of bad one. */
+enum { PL_SMALL, PL_BIG, PL_UNMAPPED };
+
+static const struct td_mixed {
+	__u64 id;
+	__u32 len;
+	int where;
+	__s32 status;
+} td_mixed[] = {
+	{ 1, sizeof(struct td_pl), PL_SMALL, 0 },
+	{ 2, 0, PL_SMALL, -EINVAL },
+	{ 3, sizeof(struct td_pl), PL_SMALL, 0 },
+	{ 4, TDISPATCH_PAYLOAD_MAX + 1, PL_BIG, -EINVAL },
+	{ 5, sizeof(struct td_pl), PL_UNMAPPED, -EFAULT },
+	{ 6, TDISPATCH_PAYLOAD_MAX, PL_BIG, 0 },
+};
+
+static unsigned char td_big[TDISPATCH_PAYLOAD_MAX + 1];
+
+/* Submit td_mixed: each task's status as listed, the call itself fine. */
+static void td_submit_mixed(struct __test_metadata *_metadata, int fd)
+{
+	struct tdispatch_utask ut[ARRAY_SIZE(td_mixed)];
+	struct td_pl pl[ARRAY_SIZE(td_mixed)];
+	char *edge = td_edge(_metadata);
+	__u64 before = td_rejected_calls(_metadata, fd);
+	unsigned int i, good = 0;
+
+	memset(td_big, 0x6b, sizeof(td_big));
+	for (i = 0; i < ARRAY_SIZE(td_mixed); i++) {
+		const struct td_mixed *m = &td_mixed[i];
+
+		td_task(&ut[i], &pl[i], m->id, 0);
+		ut[i].payload_len = m->len;
+		if (m->where == PL_BIG)
+			ut[i].payload = uptr(td_big);
+		else if (m->where == PL_UNMAPPED)
+			ut[i].payload = uptr(edge + PAGE);
+		good += !m->status;
+	}
+	EXPECT_EQ(good, td_submit_vec(fd, ut, ARRAY_SIZE(ut)));
+	for (i = 0; i < ARRAY_SIZE(td_mixed); i++)
+		td_expect_item(_metadata, td_mixed[i].status, ut[i].status,
+			       "status of the task of id", td_mixed[i].id);
+	EXPECT_EQ(before, td_rejected_calls(_metadata, fd)) TH_LOG("the call itself did not fail");
+	munmap(edge, 2 * PAGE);
+}
+
+TEST_F(user, vectored_submit_reports_each_task)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	unsigned int i;
+
+	/* The three good tasks make a batch. */
+	td_setup(_metadata, self->fd, 3, 16);
+	td_submit_mixed(_metadata, self->fd);
+	ASSERT_EQ(0, td_take(self->fd, &b, 0, WAIT_NS));
+	ASSERT_EQ(3, b.tk.nr);
+	for (i = 0; i < b.tk.nr; i++) {
+		const struct tdispatch_ltask *t = &b.t[i];
+		const struct td_mixed *m;
+		bool same;
+
+		ASSERT_LT(0, t->id);
+		ASSERT_GE(ARRAY_SIZE(td_mixed), t->id);
+		m = &td_mixed[t->id - 1];
+		EXPECT_EQ(0, m->status) TH_LOG("refused id %llu was taken", t->id);
+		EXPECT_EQ(m->len, t->payload_len) TH_LOG("id %llu", t->id);
+		same = m->where == PL_BIG ?
+		       !memcmp(td_big, b.buf + t->payload_off, t->payload_len) :
+		       td_payload(&b, i).id == t->id;
+		EXPECT_TRUE(same) TH_LOG("payload of id %llu", t->id);
+	}
+	td_finish(_metadata, self->fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 1, DONE, 0 }, { 3, DONE, 0 }, { 6, DONE, 0 });
+	EXPECT_ENDS(self->fd, &st, [DONE] = 3);
+	EXPECT_EQ(3, st.accepted);
+}
+
+TEST_F(user, refused_tasks_count_as_rejected)
+{
+	struct tdispatch_stats_user st;
+
+	td_setup(_metadata, self->fd, TD_NR, 0);
+	td_submit_mixed(_metadata, self->fd);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(3, st.accepted);
+	/* uapi: rejected counts tasks refused at submission, bad payloads too. */
+	EXPECT_EQ(3, st.rejected) TH_LOG("zero-length, too long and unreadable payloads");
+}
+
+TEST_F(user, same_id_before_a_take_keeps_the_newest)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	unsigned int i;
+	__u64 lease;
+
+	td_pin(_metadata);
+	td_setup(_metadata, self->fd, 2, 16);
+	/* Versions 0, 1 and 2: id 1 twice, then id 2 fills the batch. */
+	td_submit(_metadata, self->fd, (const __u64[]){ 1, 1, 2 }, 3, 0);
+	EXPECT_OUTCOMES(self->fd, { 1, OVERRIDDEN, 0 });
+	lease = TAKE_IDS(self->fd, &b, 0, 1, 2);
+	for (i = 0; i < b.tk.nr; i++)
+		td_expect_item(_metadata, b.t[i].id == 1 ? 1 : 2, td_payload(&b, i).ver,
+			       "payload version of id", b.t[i].id);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 1, DONE, 0 }, { 2, DONE, 0 });
+	EXPECT_ENDS(self->fd, &st, [DONE] = 2, [OVERRIDDEN] = 1);
+	EXPECT_EQ(3, st.accepted);
+	EXPECT_EQ(1, st.batches);
+}
+
+TEST_F(user, newer_task_waits_behind_the_one_in_flight)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	__u64 lease;
+
+	td_pin(_metadata);
+	td_setup(_metadata, self->fd, 1, 16);
+	SUBMIT_IDS(self->fd, 7);
+	lease = TAKE_IDS(self->fd, &b, 0, 7);
+	/* Version 1 waits behind the worker's 7; version 2 replaces it. */
+	td_submit(_metadata, self->fd, (const __u64[]){ 7, 7 }, 2, 1);
+	EXPECT_OUTCOMES(self->fd, { 7, OVERRIDDEN, 0 });
+	td_query(_metadata, self->fd, 7, TDISPATCH_STATE_IN_FLIGHT, 0, 1);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	lease = TAKE_IDS(self->fd, &b, 0, 7);
+	EXPECT_EQ(2, td_payload(&b, 0).ver);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 7, DONE, 0 }, { 7, DONE, 0 });
+	EXPECT_ENDS(self->fd, &st, [DONE] = 2, [OVERRIDDEN] = 1);
+}
+
+TEST_F(user, query_reports_where_a_task_is)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	__u64 lease;
+
+	td_setup(_metadata, self->fd, 2, 16);
+	td_query(_metadata, self->fd, 5, TDISPATCH_STATE_ABSENT, 0, 0);
+	SUBMIT_IDS(self->fd, 5);
+	td_query(_metadata, self->fd, 5, TDISPATCH_STATE_PENDING, 0, 0);
+	SUBMIT_IDS(self->fd, 6);
+	lease = TAKE_IDS(self->fd, &b, 0, 5, 6);
+	td_query(_metadata, self->fd, 5, TDISPATCH_STATE_IN_FLIGHT, 0, 0);
+	SUBMIT_IDS(self->fd, 5);
+	td_query(_metadata, self->fd, 5, TDISPATCH_STATE_IN_FLIGHT, 0, 1);
+	/* The retried 5 loses to the newer one; 6 comes back tried once. */
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_TRANSIENT);
+	EXPECT_OUTCOMES(self->fd, { 5, OVERRIDDEN, 1 });
+	ASSERT_EQ(0, td_take(self->fd, &b, 0, WAIT_NS));
+	ASSERT_EQ(2, b.tk.nr);
+	td_query(_metadata, self->fd, 5, TDISPATCH_STATE_IN_FLIGHT, 0, 0);
+	td_query(_metadata, self->fd, 6, TDISPATCH_STATE_IN_FLIGHT, 1, 0);
+	td_finish(_metadata, self->fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 5, DONE, 0 }, { 6, DONE, 1 });
+	td_query(_metadata, self->fd, 5, TDISPATCH_STATE_ABSENT, 0, 0);
+	td_query(_metadata, self->fd, 6, TDISPATCH_STATE_ABSENT, 0, 0);
+	EXPECT_ENDS(self->fd, &st, [DONE] = 2, [OVERRIDDEN] = 1);
+	EXPECT_EQ(1, st.retries);
+}
+
+TEST_F(user, cancel_pending_busy_and_unknown)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	__u64 lease;
+
+	td_setup(_metadata, self->fd, 2, 16);
+	SUBMIT_IDS(self->fd, 1);
+	EXPECT_EQ(0, td_cancel(self->fd, 1));
+	/* The cancelled task was released before CANCEL returned. */
+	EXPECT_OUTCOMES(self->fd, { 1, CANCELLED, 0 });
+	EXPECT_REJECTED(self->fd, ENOENT, "cancel a cancelled id", td_cancel(self->fd, 1));
+	EXPECT_REJECTED(self->fd, ENOENT, "cancel an unknown id", td_cancel(self->fd, 99));
+	SUBMIT_IDS(self->fd, 2, 3);
+	lease = TAKE_IDS(self->fd, &b, 0, 2, 3);
+	EXPECT_REJECTED(self->fd, EBUSY, "cancel an id only in flight", td_cancel(self->fd, 2));
+	SUBMIT_IDS(self->fd, 2);
+	EXPECT_EQ(0, td_cancel(self->fd, 2)) TH_LOG("the newer 2 waiting behind the worker's");
+	EXPECT_OUTCOMES(self->fd, { 2, CANCELLED, 0 });
+	td_query(_metadata, self->fd, 2, TDISPATCH_STATE_IN_FLIGHT, 0, 0);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 2, DONE, 0 }, { 3, DONE, 0 });
+	EXPECT_ENDS(self->fd, &st, [DONE] = 2, [CANCELLED] = 2);
+	EXPECT_EQ(3, st.rejected_calls);
+}
+
+/*
+ * A batch completed with @result comes back at the head of the line, tried
+ * once more, after the hold-off of that result.  The other result's delay
+ * is long, so taking the retry in time shows which delay applied.
+ */
+static void td_check_retry(struct __test_metadata *_metadata, int fd, __u32 result)
+{
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	struct td_taken b;
+	__u64 lease, t0;
+
+	td_cfg(&c, 2, 16);
+	c.congestion_delay_ns = result == TDISPATCH_RESULT_CONGESTION ? HOLD_NS : 20 * SEC;
+	c.transient_delay_ns = result == TDISPATCH_RESULT_TRANSIENT ? HOLD_NS : 20 * SEC;
+	lease = td_take_pair(_metadata, fd, &c, &b);
+	t0 = now_ns();
+	td_finish(_metadata, fd, lease, result);
+	lease = TAKE_IDS(fd, &b, 1, 1, 2);
+	EXPECT_LE(t0 + HOLD_NS, now_ns()) TH_LOG("retried before the hold-off ended");
+	td_finish(_metadata, fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(fd, { 1, DONE, 1 }, { 2, DONE, 1 });
+	EXPECT_ENDS(fd, &st, [DONE] = 2);
+	EXPECT_EQ(2, st.retries);
+	EXPECT_EQ(1, st.holdoffs);
+	EXPECT_EQ(2, st.batches);
+	EXPECT_EQ(0, st.redelivered);
+}
+
+TEST_F(user, transient_is_retried_after_its_delay)
+{
+	td_check_retry(_metadata, self->fd, TDISPATCH_RESULT_TRANSIENT);
+}
+
+TEST_F(user, congestion_is_retried_after_its_delay)
+{
+	td_check_retry(_metadata, self->fd, TDISPATCH_RESULT_CONGESTION);
+}
+
+TEST_F(user, permanent_fails_the_batch)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	__u64 lease;
+
+	lease = td_take_pair(_metadata, self->fd, NULL, &b);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_PERMANENT);
+	EXPECT_OUTCOMES(self->fd, { 1, FAILED, 0 }, { 2, FAILED, 0 });
+	EXPECT_ENDS(self->fd, &st, [FAILED] = 2);
+	EXPECT_EQ(0, st.retries);
+	EXPECT_EQ(0, st.holdoffs);
+}
+
+TEST_F(user, past_deadline_expires_unprocessed)
+{
+	struct tdispatch_stats_user st;
+	struct tdispatch_utask ut[2];
+	struct td_pl pl[2];
+	struct td_taken b;
+	__u64 lease;
+
+	td_setup(_metadata, self->fd, 1, 16);
+	td_task(&ut[0], &pl[0], 1, 0);
+	ut[0].deadline_ns = now_ns() - 1;
+	td_task(&ut[1], &pl[1], 2, 0);
+	ut[1].deadline_ns = now_ns() + 60 * SEC;
+	ASSERT_EQ(2, td_submit_vec(self->fd, ut, 2));
+	lease = TAKE_IDS(self->fd, &b, 0, 2);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 1, EXPIRED, 0 }, { 2, DONE, 0 });
+	EXPECT_ENDS(self->fd, &st, [DONE] = 1, [EXPIRED] = 1);
+}
+
+TEST_F(user, full_pending_set_drops_the_oldest)
+{
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	struct td_taken b;
+	__u64 lease;
+
+	td_pin(_metadata);
+	td_cfg(&c, 2, 16);
+	c.max_buffer = 2;
+	c.workers = 1;
+	lease = td_take_pair(_metadata, self->fd, &c, &b);
+	/* The only worker is busy: 3 and 4 fill the set, 5 pushes 3 out. */
+	SUBMIT_IDS(self->fd, 3, 4, 5);
+	EXPECT_OUTCOMES(self->fd, { 3, DROPPED, 0 });
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(2, st.pending);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	lease = TAKE_IDS(self->fd, &b, 0, 4, 5);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 1, DONE, 0 }, { 2, DONE, 0 }, { 4, DONE, 0 }, { 5, DONE, 0 });
+	EXPECT_ENDS(self->fd, &st, [DONE] = 4, [DROPPED] = 1);
+}
+
+/*
+ * The batch of ids 1 and 2 under lease @old was given up: it comes back at
+ * once, tried once more, under a new lease, and @old is gone.  Returns when
+ * it came back.
+ */
+static __u64 td_expect_redelivered(struct __test_metadata *_metadata, int fd, __u64 old)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	__u64 lease, back;
+
+	lease = TAKE_IDS(fd, &b, 1, 1, 2);
+	back = now_ns();
+	EXPECT_NE(old, lease) TH_LOG("a redelivered batch needs a new lease");
+	td_stats(_metadata, fd, &st);
+	EXPECT_EQ(1, st.redelivered);
+	EXPECT_EQ(2, st.retries);
+	EXPECT_EQ(0, st.holdoffs) TH_LOG("redelivery does not hold off");
+	EXPECT_REJECTED(fd, ENOENT, "complete the given-up lease",
+			td_complete(fd, old, TDISPATCH_RESULT_SUCCESS));
+	td_finish(_metadata, fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(fd, { 1, DONE, 1 }, { 2, DONE, 1 });
+	EXPECT_ENDS(fd, &st, [DONE] = 2);
+	EXPECT_EQ(2, st.batches);
+	return back;
+}
+
+TEST_F(user, expired_lease_is_redelivered)
+{
+	struct tdispatch_create c;
+	struct td_taken b;
+	__u64 old, t0;
+
+	td_cfg(&c, 2, 16);
+	c.lease_ns = LEASE_NS;
+	td_create(_metadata, self->fd, &c);
+	SUBMIT_IDS(self->fd, 1, 2);
+	ASSERT_EQ(POLLRDBAND, td_poll(self->fd, POLLRDBAND, WAIT_MS));
+	t0 = now_ns();
+	old = TAKE_IDS(self->fd, &b, 0, 1, 2);
+	EXPECT_LE(t0 + LEASE_NS, td_expect_redelivered(_metadata, self->fd, old))
+		TH_LOG("redelivered before the lease ran out");
+}
+
+TEST_F(user, killed_worker_lease_is_redelivered_at_once)
+{
+	struct td_taken b;
+	__u64 old = 0;
+	int p[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	/* A 60 s lease: only the worker's exit can bring it back in time. */
+	td_setup(_metadata, self->fd, 2, 16);
+	SUBMIT_IDS(self->fd, 1, 2);
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (!td_take(self->fd, &b, 0, WAIT_NS) && b.tk.nr == 2)
+			old = b.tk.batch;
+		if (write(p[1], &old, sizeof(old)) != sizeof(old))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	n = read(p[0], &old, sizeof(old));
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(sizeof(old), n);
+	ASSERT_NE(0, old) TH_LOG("the child did not get the batch");
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	td_expect_redelivered(_metadata, self->fd, old);
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST_F(user, closing_a_descriptor_redelivers_its_leases)
+{
+	struct td_taken b;
+	__u64 old;
+	int fd;
+
+	old = td_take_pair(_metadata, self->fd, NULL, &b);
+	fd = dup(self->fd);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, close(fd));
+	td_expect_redelivered(_metadata, self->fd, old);
+}
+
+TEST_F(user, events_overflow_reports_lost)
+{
+	static const struct {
+		__u32 type;
+		__u64 id;
+		__u64 lost;
+	} want[] = {
+		{ TDISPATCH_EVENT_OUTCOME, 1 },
+		{ TDISPATCH_EVENT_OUTCOME, 2 },
+		{ TDISPATCH_EVENT_OUTCOME, 3 },
+		{ TDISPATCH_EVENT_OUTCOME, 4 },
+		{ TDISPATCH_EVENT_LOST, 0, 6 },		/* 5 to 10 */
+		{ TDISPATCH_EVENT_OUTCOME, 11 },
+		{ TDISPATCH_EVENT_LOST, 0, 1 },		/* 12 */
+	};
+	struct tdispatch_event ev[ARRAY_SIZE(want) + 1];
+	struct tdispatch_stats_user st;
+	unsigned int i, n;
+	__u64 id;
+
+	td_setup(_metadata, self->fd, TD_NR, 4);
+	SUBMIT_IDS(self->fd, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
+	/* A cancel releases at once: its event is queued before it returns. */
+	for (id = 1; id <= 10; id++)
+		td_cancel_ok(_metadata, self->fd, id);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(6, st.events_lost);
+	n = td_read_records(_metadata, self->fd, ev, 2);
+	/* Room again: the loss is recorded where it happened, then 11. */
+	td_cancel_ok(_metadata, self->fd, 11);
+	td_cancel_ok(_metadata, self->fd, 12);
+	while (n < ARRAY_SIZE(want))
+		n += td_read_records(_metadata, self->fd, ev + n, ARRAY_SIZE(ev) - n);
+	ASSERT_EQ(ARRAY_SIZE(want), n);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(want[i].type, ev[i].type) TH_LOG("record %u", i);
+		EXPECT_EQ(want[i].lost, ev[i].lost) TH_LOG("record %u", i);
+		if (want[i].type != TDISPATCH_EVENT_OUTCOME)
+			continue;
+		EXPECT_EQ(want[i].id, ev[i].id) TH_LOG("record %u", i);
+		EXPECT_EQ(CANCELLED, ev[i].outcome) TH_LOG("record %u", i);
+	}
+	EXPECT_EQ(12, td_seq);
+	td_expect_no_events(_metadata, self->fd);
+	EXPECT_ENDS(self->fd, &st, [CANCELLED] = 12);
+	EXPECT_EQ(7, st.events_lost);
+}
+
+TEST_F(user, poll_and_epoll_readiness)
+{
+	struct epoll_event e = { .events = EPOLLIN | EPOLLRDBAND };
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	__u64 lease;
+	int ep;
+
+	EXPECT_EQ(0, td_poll(self->fd, POLL_ALL, 0)) TH_LOG("ready without a dispatcher");
+	td_setup(_metadata, self->fd, 2, 16);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &e));
+	EXPECT_EQ(0, epoll_wait(ep, &e, 1, 0));
+	EXPECT_EQ(0, td_poll(self->fd, POLL_ALL, 0));
+	SUBMIT_IDS(self->fd, 1, 2);
+	/* The acceptor cuts the batch and a kworker parks it: wait for that. */
+	EXPECT_EQ(POLLRDBAND, td_poll(self->fd, POLL_ALL, WAIT_MS));
+	ASSERT_EQ(1, epoll_wait(ep, &e, 1, 0));
+	EXPECT_EQ(EPOLLRDBAND, e.events);
+	lease = TAKE_IDS(self->fd, &b, 0, 1, 2);
+	EXPECT_EQ(0, td_poll(self->fd, POLL_ALL, 0)) TH_LOG("nothing left to take");
+	EXPECT_EQ(0, epoll_wait(ep, &e, 1, 0));
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	ASSERT_EQ(1, epoll_wait(ep, &e, 1, WAIT_MS));
+	EXPECT_EQ(EPOLLIN, e.events);
+	EXPECT_EQ(POLLIN | POLLRDNORM, td_poll(self->fd, POLL_ALL, 0));
+	EXPECT_OUTCOMES(self->fd, { 1, DONE, 0 }, { 2, DONE, 0 });
+	EXPECT_EQ(0, td_poll(self->fd, POLL_ALL, 0));
+	EXPECT_EQ(0, epoll_wait(ep, &e, 1, 0));
+	EXPECT_ENDS(self->fd, &st, [DONE] = 2);
+	close(ep);
+}
+
+TEST_F(user, epoll_added_before_create_hears_the_dispatcher)
+{
+	struct epoll_event e = { .events = EPOLLIN | EPOLLRDBAND };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &e));
+	EXPECT_EQ(0, epoll_wait(ep, &e, 1, 0)) TH_LOG("ready without a dispatcher");
+	td_setup(_metadata, self->fd, 2, 16);
+	EXPECT_EQ(0, epoll_wait(ep, &e, 1, 0));
+	SUBMIT_IDS(self->fd, 1, 2);
+	/* The same file, now with a dispatcher and a batch ready. */
+	ASSERT_EQ(1, epoll_wait(ep, &e, 1, WAIT_MS)) TH_LOG("no wakeup for a batch");
+	EXPECT_EQ(EPOLLRDBAND, e.events);
+	close(ep);
+}
+
+TEST_F(user, nonblocking_and_timed_take)
+{
+	struct tdispatch_stats_user st;
+	struct tdispatch_event ev;
+	struct td_taken b;
+	__u64 t0;
+	int fl;
+
+	td_setup(_metadata, self->fd, 2, 16);
+	EXPECT_WAIT_FAILS(self->fd, EAGAIN, "TDISPATCH_TAKE_NONBLOCK",
+			  td_take(self->fd, &b, TDISPATCH_TAKE_NONBLOCK, 0));
+	fl = fcntl(self->fd, F_GETFL);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl | O_NONBLOCK));
+	EXPECT_WAIT_FAILS(self->fd, EAGAIN, "take on an O_NONBLOCK file",
+			  td_take(self->fd, &b, 0, WAIT_NS));
+	EXPECT_WAIT_FAILS(self->fd, EAGAIN, "read on an O_NONBLOCK file",
+			  read(self->fd, &ev, sizeof(ev)));
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl));
+	t0 = now_ns();
+	EXPECT_WAIT_FAILS(self->fd, ETIMEDOUT, "take with a 20 ms timeout",
+			  td_take(self->fd, &b, 0, 20 * MSEC));
+	EXPECT_LE(t0 + 20 * MSEC, now_ns());
+	SUBMIT_IDS(self->fd, 1, 2);
+	EXPECT_EQ(POLLRDBAND, td_poll(self->fd, POLLRDBAND, WAIT_MS));
+	ASSERT_EQ(0, td_take(self->fd, &b, TDISPATCH_TAKE_NONBLOCK, 0));
+	td_check_batch(_metadata, &b, (const __u64[]){ 1, 2 }, 2, 0);
+	td_finish(_metadata, self->fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 1, DONE, 0 }, { 2, DONE, 0 });
+	EXPECT_ENDS(self->fd, &st, [DONE] = 2);
+}
+
+/* Bad input */
+
+/* The argument of any ioctl, with room to make it larger than a page. */
+union td_arg {
+	struct tdispatch_create create;
+	struct tdispatch_submit submit;
+	struct tdispatch_take take;
+	struct tdispatch_complete complete;
+	struct tdispatch_id id;
+	struct tdispatch_query query;
+	struct tdispatch_stats_user stats;
+	unsigned char raw[2 * PAGE];
+};
+
+/* What the valid arguments of the ioctl tables point into. */
+struct td_ioc_ctx {
+	int fd;
+	__u64 next_id;
+	struct tdispatch_utask ut;
+	struct td_pl pl;
+	struct td_taken take;
+};
+
+/*
+ * The ioctl tables run on a dispatcher that cuts batches of IOC_BATCH: the
+ * preparations that want a batch submit that many, and the one or two
+ * tasks the others leave pending never make one by themselves.
+ */
+#define IOC_BATCH	8
+
+static void ioc_submit_fresh(struct __test_metadata *_metadata, struct td_ioc_ctx *x,
+			     unsigned int n)
+{
+	__u64 ids[TD_NR];
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = ++x->next_id;
+	td_submit(_metadata, x->fd, ids, n, 0);
+}
+
+static void prep_create(struct __test_metadata *_metadata, struct td_ioc_ctx *x,
+			union td_arg *a)
+{
+	td_cfg(&a->create, IOC_BATCH, 0);
+}
+
+static void prep_submit(struct __test_metadata *_metadata, struct td_ioc_ctx *x,
+			union td_arg *a)
+{
+	td_task(&x->ut, &x->pl, ++x->next_id, 0);
+	a->submit = (struct tdispatch_submit) {
+		.size = sizeof(a->submit),
+		.tasks = uptr(&x->ut),
+		.count = 1,
+	};
+}
+
+static void prep_take(struct __test_metadata *_metadata, struct td_ioc_ctx *x, union td_arg *a)
+{
+	ioc_submit_fresh(_metadata, x, IOC_BATCH);
+	td_take_arg(&x->take, 0, WAIT_NS);
+	a->take = x->take.tk;
+}
+
+static void prep_complete(struct __test_metadata *_metadata, struct td_ioc_ctx *x,
+			  union td_arg *a)
+{
+	int ret;
+
+	ioc_submit_fresh(_metadata, x, IOC_BATCH);
+	ret = td_take(x->fd, &x->take, 0, WAIT_NS);
+	ASSERT_EQ(0, ret) TH_LOG("take: %s", strerror(-ret));
+	a->complete = (struct tdispatch_complete) {
+		.size = sizeof(a->complete),
+		.batch = x->take.tk.batch,
+		.result = TDISPATCH_RESULT_SUCCESS,
+	};
+}
+
+static void prep_cancel(struct __test_metadata *_metadata, struct td_ioc_ctx *x,
+			union td_arg *a)
+{
+	ioc_submit_fresh(_metadata, x, 1);
+	a->id = (struct tdispatch_id) { .size = sizeof(a->id), .id = x->next_id };
+}
+
+static void prep_query(struct __test_metadata *_metadata, struct td_ioc_ctx *x, union td_arg *a)
+{
+	a->query = (struct tdispatch_query) { .size = sizeof(a->query), .id = 1 };
+}
+
+static void prep_stats(struct __test_metadata *_metadata, struct td_ioc_ctx *x, union td_arg *a)
+{
+	a->stats.size = sizeof(a->stats);
+}
+
+static const struct td_ioc {
+	const char *name;
+	unsigned long cmd;
+	__u32 ver0;
+	__u32 pad_off;		/* a pad that must be zero; 0: none */
+	int valid_err;		/* what a valid call gets: CREATE has its dispatcher */
+	bool out_only;		/* a read-only copy is read fine, only written back */
+	void (*prep)(struct __test_metadata *_metadata, struct td_ioc_ctx *x, union td_arg *a);
+} td_iocs[] = {
+	{ "CREATE", TDISPATCH_IOC_CREATE, TDISPATCH_CREATE_SIZE_VER0,
+	  offsetof(struct tdispatch_create, pad), EEXIST, false, prep_create },
+	{ "SUBMIT", TDISPATCH_IOC_SUBMIT, TDISPATCH_SUBMIT_SIZE_VER0, 0, 0, false, prep_submit },
+	{ "TAKE", TDISPATCH_IOC_TAKE, TDISPATCH_TAKE_SIZE_VER0,
+	  offsetof(struct tdispatch_take, pad), 0, false, prep_take },
+	{ "COMPLETE", TDISPATCH_IOC_COMPLETE, TDISPATCH_COMPLETE_SIZE_VER0,
+	  offsetof(struct tdispatch_complete, pad), 0, false, prep_complete },
+	{ "CANCEL", TDISPATCH_IOC_CANCEL, TDISPATCH_ID_SIZE_VER0, 0, 0, false, prep_cancel },
+	{ "QUERY", TDISPATCH_IOC_QUERY, TDISPATCH_QUERY_SIZE_VER0,
+	  offsetof(struct tdispatch_query, pad), 0, true, prep_query },
+	{ "STATS", TDISPATCH_IOC_STATS, TDISPATCH_STATS_SIZE_VER0, 0, 0, true, prep_stats },
+};
+
+/* @c on @arg with the field at @off set to @val must fail with @err, counted. */
+static void ioc_reject(struct __test_metadata *_metadata, int fd, const struct td_ioc *c,
+		       const union td_arg *arg, size_t off, size_t len, __u64 val, int err,
+		       const char *what)
+{
+	union td_arg a = *arg;
+	char msg[96];
+
+	set_field(&a, off, len, val);
+	snprintf(msg, sizeof(msg), "%s: %s", c->name, what);
+	EXPECT_REJECTED(fd, err, msg, ioctl(fd, c->cmd, &a));
+}
+
+/* Run @check on a valid argument of every ioctl, on a fresh dispatcher. */
+static void ioc_each(struct __test_metadata *_metadata, int fd,
+		     void (*check)(struct __test_metadata *_metadata, int fd,
+				   const struct td_ioc *c, union td_arg *a))
+{
+	struct td_ioc_ctx *x = calloc(1, sizeof(*x));
+	union td_arg *a = malloc(sizeof(*a));
+	unsigned int i;
+
+	ASSERT_TRUE(x && a);
+	x->fd = fd;
+	td_setup(_metadata, fd, IOC_BATCH, 0);
+	for (i = 0; i < ARRAY_SIZE(td_iocs); i++) {
+		memset(a, 0, sizeof(*a));
+		td_iocs[i].prep(_metadata, x, a);
+		check(_metadata, fd, &td_iocs[i], a);
+	}
+	free(x);
+	free(a);
+}
+
+static void check_size(struct __test_metadata *_metadata, int fd, const struct td_ioc *c,
+		       union td_arg *a)
+{
+	union td_arg *tail = malloc(sizeof(*tail));
+	__u32 big = c->ver0 + 8;
+	__u64 before;
+	long ret;
+
+	ASSERT_NE(NULL, tail);
+	ioc_reject(_metadata, fd, c, a, 0, 4, 0, EINVAL, "size 0");
+	ioc_reject(_metadata, fd, c, a, 0, 4, c->ver0 - 1, EINVAL, "size one short");
+	ioc_reject(_metadata, fd, c, a, 0, 4, PAGE + 8, E2BIG, "size beyond a page");
+	*tail = *a;
+	tail->raw[big - 1] = 0x5a;
+	ioc_reject(_metadata, fd, c, tail, 0, 4, big, E2BIG, "non-zero byte past the struct");
+	free(tail);
+	/* Larger with zeros past the end: as good as the struct alone. */
+	set_field(a, 0, 4, big);
+	if (c->valid_err) {
+		ioc_reject(_metadata, fd, c, a, 0, 4, big, c->valid_err, "valid, larger");
+		return;
+	}
+	before = td_rejected_calls(_metadata, fd);
+	ret = ioctl(fd, c->cmd, a);
+	EXPECT_EQ(0, ret) TH_LOG("%s with size %u: %s", c->name, big, strerror(errno));
+	EXPECT_EQ(before, td_rejected_calls(_metadata, fd)) TH_LOG("%s", c->name);
+}
+
+TEST_F(user, every_ioctl_checks_the_struct_size)
+{
+	ioc_each(_metadata, self->fd, check_size);
+}
+
+static void check_flags_and_pad(struct __test_metadata *_metadata, int fd,
+				const struct td_ioc *c, union td_arg *a)
+{
+	ioc_reject(_metadata, fd, c, a, 4, 4, 1U << 31, EINVAL, "unknown flag");
+	if (c->pad_off)
+		ioc_reject(_metadata, fd, c, a, c->pad_off, 4, 1, EINVAL, "non-zero pad");
+}
+
+TEST_F(user, every_ioctl_rejects_unknown_flags_and_pad)
+{
+	ioc_each(_metadata, self->fd, check_flags_and_pad);
+}
+
+static void check_fault(struct __test_metadata *_metadata, int fd, const struct td_ioc *c,
+			union td_arg *a)
+{
+	char *edge = td_edge(_metadata);
+	char msg[64];
+	__u32 *hdr;
+
+	snprintf(msg, sizeof(msg), "%s: NULL", c->name);
+	EXPECT_REJECTED(fd, EFAULT, msg, ioctl(fd, c->cmd, NULL));
+	snprintf(msg, sizeof(msg), "%s: unmapped", c->name);
+	EXPECT_REJECTED(fd, EFAULT, msg, ioctl(fd, c->cmd, edge + PAGE));
+	/* The size and flags are readable, the rest is not. */
+	hdr = (__u32 *)(edge + PAGE - 2 * sizeof(*hdr));
+	hdr[0] = c->ver0;
+	hdr[1] = 0;
+	snprintf(msg, sizeof(msg), "%s: runs into an unmapped page", c->name);
+	EXPECT_REJECTED(fd, EFAULT, msg, ioctl(fd, c->cmd, hdr));
+	if (c->out_only) {
+		memcpy(edge, a, c->ver0);
+		ASSERT_EQ(0, mprotect(edge, PAGE, PROT_READ));
+		snprintf(msg, sizeof(msg), "%s: read-only", c->name);
+		EXPECT_REJECTED(fd, EFAULT, msg, ioctl(fd, c->cmd, edge));
+	}
+	munmap(edge, 2 * PAGE);
+}
+
+TEST_F(user, every_ioctl_faults_on_a_bad_struct_pointer)
+{
+	ioc_each(_metadata, self->fd, check_fault);
+}
+
+TEST_F(user, no_dispatcher_is_enxio)
+{
+	struct tdispatch_stats_user st;
+	union td_arg a;
+	unsigned int i, fails = 0;
+	long ret;
+
+	for (i = 0; i < ARRAY_SIZE(td_iocs); i++) {
+		const struct td_ioc *c = &td_iocs[i];
+
+		if (c->cmd == TDISPATCH_IOC_CREATE)
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.stats.size = c->ver0;
+		ret = ioctl(self->fd, c->cmd, &a);
+		td_expect_errno(_metadata, ret, errno, ENXIO, c->name);
+		fails++;
+	}
+	ret = read(self->fd, a.raw, sizeof(struct tdispatch_event));
+	td_expect_errno(_metadata, ret, errno, ENXIO, "read");
+	fails++;
+	EXPECT_EQ(0, td_poll(self->fd, POLL_ALL, 0));
+	/* Counted on the file all along. */
+	td_setup(_metadata, self->fd, 2, 16);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(fails, st.rejected_calls);
+}
+
+TEST_F(user, unknown_ioctls_are_enotty)
+{
+	static const unsigned long cmds[] = {
+		_IO(TDISPATCH_IOC_MAGIC, 0x08),
+		_IOWR(TDISPATCH_IOC_MAGIC, 0x07, __u64),	/* STATS, wrong size */
+		_IOR(TDISPATCH_IOC_MAGIC, 0x02, struct tdispatch_submit),
+		TCGETS,
+	};
+	struct tdispatch_stats_user st;
+	union td_arg a;
+	unsigned int i;
+	char msg[48];
+	long ret;
+
+	memset(&a, 0, sizeof(a));
+	a.stats.size = sizeof(a.stats);
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		snprintf(msg, sizeof(msg), "cmd %#lx, no dispatcher", cmds[i]);
+		ret = ioctl(self->fd, cmds[i], &a);
+		td_expect_errno(_metadata, ret, errno, ENOTTY, msg);
+	}
+	td_setup(_metadata, self->fd, 2, 16);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(ARRAY_SIZE(cmds), st.rejected_calls);
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		snprintf(msg, sizeof(msg), "cmd %#lx", cmds[i]);
+		EXPECT_REJECTED(self->fd, ENOTTY, msg, ioctl(self->fd, cmds[i], &a));
+	}
+}
+
+TEST_F(user, create_larger_struct_then_again_is_eexist)
+{
+	struct tdispatch_stats_user st;
+	union td_arg a;
+
+	memset(&a, 0, sizeof(a));
+	td_cfg(&a.create, 2, 16);
+	a.create.size = sizeof(a.create) + 8;
+	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_CREATE, &a)) TH_LOG("%s", strerror(errno));
+	/* Another, even a valid one, is refused, and the first stays as it was. */
+	td_cfg(&a.create, 1, 0);
+	EXPECT_REJECTED(self->fd, EEXIST, "second CREATE",
+			ioctl(self->fd, TDISPATCH_IOC_CREATE, &a.create));
+	SUBMIT_IDS(self->fd, 1);
+	td_cancel_ok(_metadata, self->fd, 1);
+	EXPECT_OUTCOMES(self->fd, { 1, CANCELLED, 0 });
+	EXPECT_ENDS(self->fd, &st, [CANCELLED] = 1);
+	EXPECT_EQ(1, st.rejected_calls);
+}
+
+#define CFG_U32(field, v, e)	FIELD_CASE(struct tdispatch_create, field, 4, v, e)
+#define CFG_U64(field, v, e)	FIELD_CASE(struct tdispatch_create, field, 8, v, e)
+
+/* Changes to a valid config (max_batch 4, max_buffer 4096, 16 events). */
+static const struct td_field_case td_cfg_cases[] = {
+	CFG_U32(max_buffer, 0, EINVAL),
+	CFG_U32(max_buffer, 65537, EINVAL),
+	CFG_U32(max_buffer, 65536, 0),
+	CFG_U32(max_buffer, 3, EINVAL),	/* below max_batch */
+	CFG_U32(max_buffer, 4, 0),
+	CFG_U32(max_batch, 0, EINVAL),
+	CFG_U32(max_batch, 1025, EINVAL),
+	CFG_U32(max_batch, 1024, 0),
+	CFG_U32(workers, 0, EINVAL),
+	CFG_U32(workers, 65, EINVAL),
+	CFG_U32(workers, 64, 0),
+	CFG_U32(max_input, 0, EINVAL),
+	CFG_U32(max_input, 65537, EINVAL),
+	CFG_U32(max_input, 65536, 0),
+	CFG_U64(max_delay_ns, 30 * SEC + 1, EINVAL),
+	CFG_U64(max_delay_ns, 0, 0),
+	CFG_U64(congestion_delay_ns, ~0ULL, 0),	/* capped, not refused */
+	CFG_U64(lease_ns, 0, EINVAL),
+	CFG_U64(lease_ns, MSEC - 1, EINVAL),
+	CFG_U64(lease_ns, MSEC, 0),
+	CFG_U64(lease_ns, TDISPATCH_LEASE_MAX_NS + 1, EINVAL),
+	CFG_U64(lease_ns, TDISPATCH_LEASE_MAX_NS, 0),
+	CFG_U32(flags, 0, EINVAL),			/* event_queue without the flag */
+	CFG_U32(flags, TDISPATCH_CREATE_EVENTS | 2, EINVAL),
+	CFG_U32(event_queue, 0, EINVAL),		/* the flag without event_queue */
+	CFG_U32(event_queue, 65537, EINVAL),
+	CFG_U32(event_queue, 65536, 0),
+	CFG_U32(pad, 1, EINVAL),
+	FIELD_CASE(struct tdispatch_create, name, TDISPATCH_NAME_LEN, 'n', EINVAL), /* no NUL */
+};
+
+TEST_F(user, create_checks_the_config)
+{
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	unsigned int i;
+	long ret;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(td_cfg_cases); i++) {
+		const struct td_field_case *k = &td_cfg_cases[i];
+
+		fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		td_cfg(&c, 4, 16);
+		c.max_buffer = 4096;
+		set_field(&c, k->off, k->len, k->val);
+		ret = ioctl(fd, TDISPATCH_IOC_CREATE, &c);
+		if (k->err) {
+			td_expect_errno(_metadata, ret, errno, k->err, k->what);
+			/* The file is still free for a dispatcher. */
+			td_setup(_metadata, fd, 4, 16);
+		} else {
+			EXPECT_EQ(0, ret) TH_LOG("%s: %s", k->what, strerror(errno));
+		}
+		td_stats(_metadata, fd, &st);
+		EXPECT_EQ(!!k->err, st.rejected_calls) TH_LOG("%s", k->what);
+		close(fd);
+	}
+}
+
+TEST_F(user, submit_count_limits)
+{
+	struct tdispatch_utask *ut = calloc(TDISPATCH_SUBMIT_MAX + 1, sizeof(*ut));
+	struct td_pl *pl = calloc(TDISPATCH_SUBMIT_MAX + 1, sizeof(*pl));
+	struct tdispatch_stats_user st;
+	unsigned int i;
+
+	ASSERT_TRUE(ut && pl);
+	td_setup(_metadata, self->fd, 4, 0);
+	for (i = 0; i <= TDISPATCH_SUBMIT_MAX; i++)
+		td_task(&ut[i], &pl[i], i, 0);
+	EXPECT_REJECTED(self->fd, EINVAL, "count 0", td_submit_vec(self->fd, ut, 0));
+	EXPECT_REJECTED(self->fd, EINVAL, "count above TDISPATCH_SUBMIT_MAX",
+			td_submit_vec(self->fd, ut, TDISPATCH_SUBMIT_MAX + 1));
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(0, st.accepted);
+	EXPECT_EQ(TDISPATCH_SUBMIT_MAX, td_submit_vec(self->fd, ut, TDISPATCH_SUBMIT_MAX));
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(TDISPATCH_SUBMIT_MAX, st.accepted);
+	free(ut);
+	free(pl);
+}
+
+TEST_F(user, submit_bad_vector_faults_after_the_good_head)
+{
+	struct tdispatch_stats_user st;
+	char *edge = td_edge(_metadata);
+	struct tdispatch_utask *ut;
+	struct td_pl pl[2];
+
+	td_setup(_metadata, self->fd, TD_NR, 16);
+	EXPECT_REJECTED(self->fd, EFAULT, "tasks NULL", td_submit_vec(self->fd, NULL, 1));
+	EXPECT_REJECTED(self->fd, EFAULT, "tasks unmapped",
+			td_submit_vec(self->fd, (void *)(edge + PAGE), 1));
+	/* Two tasks at the end of a page, the third would be past it. */
+	ut = (struct tdispatch_utask *)(edge + PAGE) - 2;
+	td_task(&ut[0], &pl[0], 1, 0);
+	td_task(&ut[1], &pl[1], 2, 0);
+	EXPECT_REJECTED(self->fd, EFAULT, "third task unmapped", td_submit_vec(self->fd, ut, 3));
+	EXPECT_EQ(0, ut[0].status);
+	EXPECT_EQ(0, ut[1].status);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(2, st.accepted) TH_LOG("the tasks before the bad one stay accepted");
+	td_query(_metadata, self->fd, 2, TDISPATCH_STATE_PENDING, 0, 0);
+	munmap(edge, 2 * PAGE);
+}
+
+#define TAKE_U32(field, v, e)	FIELD_CASE(struct tdispatch_take, field, 4, v, e)
+#define TAKE_U64(field, v, e)	FIELD_CASE(struct tdispatch_take, field, 8, v, e)
+
+/* Changes to a TAKE with room for the batch of four 16-byte payloads. */
+static const struct td_field_case td_take_cases[] = {
+	TAKE_U32(max_tasks, 0, EINVAL),
+	TAKE_U32(max_tasks, 3, ENOSPC),
+	TAKE_U32(buf_len, 4 * sizeof(struct td_pl) - 1, ENOSPC),
+	TAKE_U32(buf_len, 0, ENOSPC),
+	TAKE_U64(tasks, 0, EFAULT),
+	TAKE_U64(buf, 0, EFAULT),
+};
+
+TEST_F(user, take_without_room_leaves_the_batch)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	unsigned int i;
+	__u64 lease;
+
+	td_setup(_metadata, self->fd, 4, 16);
+	SUBMIT_IDS(self->fd, 1, 2, 3, 4);
+	for (i = 0; i < ARRAY_SIZE(td_take_cases); i++) {
+		const struct td_field_case *k = &td_take_cases[i];
+
+		td_take_arg(&b, 0, WAIT_NS);
+		set_field(&b.tk, k->off, k->len, k->val);
+		EXPECT_REJECTED(self->fd, k->err, k->what,
+				ioctl(self->fd, TDISPATCH_IOC_TAKE, &b.tk));
+	}
+	/* Still there, as it was: not redelivered, not retried. */
+	lease = TAKE_IDS(self->fd, &b, 0, 1, 2, 3, 4);
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_OUTCOMES(self->fd, { 1, DONE, 0 }, { 2, DONE, 0 }, { 3, DONE, 0 }, { 4, DONE, 0 });
+	EXPECT_ENDS(self->fd, &st, [DONE] = 4);
+	EXPECT_EQ(1, st.batches);
+	EXPECT_EQ(0, st.redelivered);
+}
+
+TEST_F(user, complete_errors)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	__u64 lease;
+
+	lease = td_take_pair(_metadata, self->fd, NULL, &b);
+	EXPECT_REJECTED(self->fd, ENOENT, "a lease never handed out",
+			td_complete(self->fd, lease + 1000, TDISPATCH_RESULT_SUCCESS));
+	EXPECT_REJECTED(self->fd, EINVAL, "result 4",
+			td_complete(self->fd, lease, TDISPATCH_RESULT_PERMANENT + 1));
+	EXPECT_REJECTED(self->fd, EINVAL, "result ~0", td_complete(self->fd, lease, ~0U));
+	/* The refused results left the lease alone. */
+	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
+	EXPECT_REJECTED(self->fd, ENOENT, "complete twice",
+			td_complete(self->fd, lease, TDISPATCH_RESULT_SUCCESS));
+	EXPECT_OUTCOMES(self->fd, { 1, DONE, 0 }, { 2, DONE, 0 });
+	EXPECT_ENDS(self->fd, &st, [DONE] = 2);
+	EXPECT_EQ(4, st.rejected_calls);
+}
+
+TEST_F(user, read_needs_room_for_a_whole_event)
+{
+	struct tdispatch_stats_user st;
+	char *edge = td_edge(_metadata);
+	struct tdispatch_event ev[2];
+	ssize_t n;
+
+	td_setup(_metadata, self->fd, TD_NR, 16);
+	SUBMIT_IDS(self->fd, 1, 2);
+	td_cancel_ok(_metadata, self->fd, 1);
+	td_cancel_ok(_metadata, self->fd, 2);
+	EXPECT_REJECTED(self->fd, EINVAL, "read 47 bytes", read(self->fd, ev, sizeof(ev[0]) - 1));
+	EXPECT_REJECTED(self->fd, EINVAL, "read 1 byte", read(self->fd, ev, 1));
+	EXPECT_REJECTED(self->fd, EFAULT, "read into an unmapped page",
+			read(self->fd, edge + PAGE, sizeof(ev[0])));
+	munmap(edge, 2 * PAGE);
+	/* Nothing was taken by the failed reads; room for one and a half: one. */
+	n = read(self->fd, ev, sizeof(ev[0]) * 3 / 2);
+	ASSERT_EQ(sizeof(ev[0]), n) TH_LOG("%s", strerror(errno));
+	td_check_seq(_metadata, &ev[0]);
+	EXPECT_EQ(1, ev[0].id);
+	EXPECT_OUTCOMES(self->fd, { 2, CANCELLED, 0 });
+	EXPECT_ENDS(self->fd, &st, [CANCELLED] = 2);
+}
+
+TEST_F(user, payload_bytes_are_bounded)
+{
+	const unsigned int full = BYTES_MAX / TDISPATCH_PAYLOAD_MAX, per = TDISPATCH_SUBMIT_MAX;
+	struct tdispatch_utask *ut = calloc(per, sizeof(*ut));
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	unsigned int id, i;
+	__u64 before;
+
+	ASSERT_NE(NULL, ut);
+	/* One worker: all but one batch stays pending, cancellable. */
+	td_cfg(&c, 8, 0);
+	c.max_buffer = 2 * full;
+	c.max_input = 65536;
+	c.workers = 1;
+	td_create(_metadata, self->fd, &c);
+	for (id = 0; id < full; id += per) {
+		for (i = 0; i < per; i++)
+			ut[i] = (struct tdispatch_utask) {
+				.id = id + i,
+				.payload = uptr(td_big),
+				.payload_len = TDISPATCH_PAYLOAD_MAX,
+			};
+		ASSERT_EQ(per, td_submit_vec(self->fd, ut, per)) TH_LOG("from id %u", id);
+	}
+	before = td_rejected_calls(_metadata, self->fd);
+	ut[0] = (struct tdispatch_utask) { .id = full, .payload = uptr(td_big), .payload_len = 1 };
+	EXPECT_EQ(0, td_submit_vec(self->fd, ut, 1));
+	EXPECT_EQ(-ENOSPC, ut[0].status);
+	/* A cancelled task gives its bytes back before CANCEL returns. */
+	ASSERT_EQ(0, td_cancel(self->fd, full - 1));
+	ut[0].payload_len = TDISPATCH_PAYLOAD_MAX;
+	EXPECT_EQ(1, td_submit_vec(self->fd, ut, 1));
+	EXPECT_EQ(0, ut[0].status);
+	ut[0].id = full + 1;
+	ut[0].payload_len = 1;
+	EXPECT_EQ(0, td_submit_vec(self->fd, ut, 1));
+	EXPECT_EQ(-ENOSPC, ut[0].status);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(full + 1, st.accepted);
+	EXPECT_EQ(1, st.cancelled);
+	EXPECT_EQ(before, st.rejected_calls) TH_LOG("the calls themselves did not fail");
+	/* uapi: rejected counts tasks refused at submission, a full one too. */
+	EXPECT_EQ(2, st.rejected) TH_LOG("tasks refused with ENOSPC");
+	free(ut);
+}
+
+/* Races */
+
+#define RACE_IDS	64
+#define RACE_THREADS	3
+#define RACE_PROCS	4
+#define RACE_ROUNDS	200
+#define RACE_VEC	8
+
+/* Shared by the threads, or by the processes through a shared mapping. */
+struct race {
+	int fd;
+	int wfd[RACE_THREADS];	/* each worker thread's own descriptor */
+	int stop;		/* errors from here on are the close's doing */
+	int err;		/* the first unexpected errno */
+	int err_line;
+	unsigned int accepted[RACE_IDS];
+};
+
+struct race_thread {
+	struct race *r;
+	unsigned int n;
+	pthread_t tid;
+};
+
+static void race_fail(struct race *r, int line, int err)
+{
+	int none = 0;
+
+	if (__atomic_compare_exchange_n(&r->err, &none, err, false, __ATOMIC_SEQ_CST,
+					__ATOMIC_SEQ_CST))
+		r->err_line = line;
+}
+
+static bool race_stopped(struct race *r)
+{
+	return __atomic_load_n(&r->stop, __ATOMIC_SEQ_CST);
+}
+
+/* Submit RACE_VEC tasks over RACE_IDS ids; count each one accepted. */
+static void race_submit(struct race *r, int fd, unsigned int *seed, __u64 round)
+{
+	struct tdispatch_utask ut[RACE_VEC];
+	struct td_pl pl[RACE_VEC];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < RACE_VEC; i++) {
+		*seed = *seed * 1103515245 + 12345;
+		td_task(&ut[i], &pl[i], (*seed >> 16) % RACE_IDS, round);
+	}
+	ret = td_submit_vec(fd, ut, RACE_VEC);
+	if (ret < 0) {
+		race_fail(r, __LINE__, -ret);
+		return;
+	}
+	for (i = 0; i < RACE_VEC; i++) {
+		if (ut[i].status)
+			race_fail(r, __LINE__, -ut[i].status);
+		else
+			__atomic_add_fetch(&r->accepted[ut[i].id], 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* Take a batch, check it and complete it with the @k-th result: 0 or -errno. */
+static int race_work(struct race *r, int fd, __u32 flags, __u64 timeout_ns, unsigned int k)
+{
+	static const __u32 results[] = {
+		TDISPATCH_RESULT_SUCCESS, TDISPATCH_RESULT_SUCCESS, TDISPATCH_RESULT_TRANSIENT,
+		TDISPATCH_RESULT_SUCCESS, TDISPATCH_RESULT_SUCCESS, TDISPATCH_RESULT_CONGESTION,
+		TDISPATCH_RESULT_SUCCESS, TDISPATCH_RESULT_PERMANENT,
+	};
+	struct td_taken b;
+	unsigned int i;
+	int ret;
+
+	ret = td_take(fd, &b, flags, timeout_ns);
+	if (ret)
+		return ret;
+	for (i = 0; i < b.tk.nr; i++)
+		if (b.t[i].payload_len != sizeof(struct td_pl) || td_payload(&b, i).id != b.t[i].id)
+			race_fail(r, __LINE__, EBADMSG);
+	ret = td_complete(fd, b.tk.batch, results[k % ARRAY_SIZE(results)]);
+	/* Once closing began, the lease may be gone with the file or the closer. */
+	if (ret && !(race_stopped(r) && (ret == -ENOENT || ret == -EBADF)))
+		race_fail(r, __LINE__, -ret);
+	return 0;
+}
+
+/* Dispatchers that cut batches by age too, with room for every event. */
+static void race_cfg(struct tdispatch_create *c, const char *name)
+{
+	td_cfg(c, 16, 65536);
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->max_buffer = 4096;
+	c->max_input = 65536;
+	c->max_delay_ns = MSEC;
+	c->congestion_delay_ns = MSEC;
+	c->transient_delay_ns = MSEC;
+}
+
+/*
+ * Read an outcome event for every task that was accepted: exactly as many
+ * per id as were accepted, and as many per outcome as the counters say.
+ */
+static void race_check(struct __test_metadata *_metadata, int fd, const struct race *r)
+{
+	unsigned int got[RACE_IDS] = { 0 }, i, k;
+	struct tdispatch_event ev[TD_NR];
+	struct tdispatch_stats_user st;
+	struct td_ends ends = { { 0 } };
+	__u64 total = 0, n = 0;
+
+	ASSERT_EQ(0, r->err) TH_LOG("line %d: %s", r->err_line, strerror(r->err));
+	for (i = 0; i < RACE_IDS; i++)
+		total += r->accepted[i];
+	while (n < total) {
+		if (!td_poll(fd, POLLIN, WAIT_MS))
+			TH_LOG("%llu of %llu outcome events read", n, total);
+		k = td_read_records(_metadata, fd, ev, total - n < TD_NR ? total - n : TD_NR);
+		for (i = 0; i < k; i++) {
+			ASSERT_EQ(TDISPATCH_EVENT_OUTCOME, ev[i].type) TH_LOG("events were lost");
+			ASSERT_GT(RACE_IDS, ev[i].id);
+			ASSERT_GT(NR_ENDS, ev[i].outcome);
+			got[ev[i].id]++;
+			ends.n[ev[i].outcome]++;
+			n++;
+		}
+	}
+	for (i = 0; i < RACE_IDS; i++)
+		td_expect_item(_metadata, r->accepted[i], got[i], "outcome events of id", i);
+	td_expect_ends(_metadata, fd, &st, &ends);
+	EXPECT_EQ(total, st.accepted);
+	EXPECT_LT(0, st.done);
+	EXPECT_EQ(0, st.events_lost);
+}
+
+static void *race_submitter(void *arg)
+{
+	struct race_thread *t = arg;
+	unsigned int seed = t->n + 1, round;
+
+	for (round = 0; round < RACE_ROUNDS; round++)
+		race_submit(t->r, t->r->fd, &seed, round);
+	return NULL;
+}
+
+/*
+ * Work until a TAKE fails, which it may only after the stop: EBADF once the
+ * descriptor is closed, EINTR when the signal ends a TAKE that still holds
+ * the file.
+ */
+static void *race_worker(void *arg)
+{
+	struct race_thread *t = arg;
+	unsigned int k;
+	int ret;
+
+	for (k = t->n; ; k++) {
+		ret = race_work(t->r, t->r->wfd[t->n], 0, 0, k);
+		if (!ret)
+			continue;
+		if (!race_stopped(t->r) || (ret != -EBADF && ret != -EINTR))
+			race_fail(t->r, __LINE__, -ret);
+		return NULL;
+	}
+}
+
+/* A pidfd of the acceptor kthread of the dispatcher called @name. */
+static int td_acceptor_pidfd(struct __test_metadata *_metadata, const char *name)
+{
+	char want[32], comm[32], path[300];
+	struct dirent *de;
+	int pidfd = -1, fd;
+	ssize_t n;
+	DIR *d;
+
+	snprintf(want, sizeof(want), "tdispatch/%s\n", name);
+	d = opendir("/proc");
+	ASSERT_NE(NULL, d);
+	for (de = readdir(d); de && pidfd < 0; de = readdir(d)) {
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		comm[n > 0 ? n : 0] = 0;
+		if (!strcmp(comm, want))
+			pidfd = syscall(__NR_pidfd_open, atoi(de->d_name), 0);
+	}
+	closedir(d);
+	ASSERT_LE(0, pidfd) TH_LOG("no acceptor kthread %s", want);
+	return pidfd;
+}
+
+static void race_on_signal(int sig)
+{
+}
+
+TEST_F_TIMEOUT(user, threads_race_and_the_last_close_ends_a_blocked_take, 120)
+{
+	/* No SA_RESTART: the signal ends a TAKE blocked on a closed file. */
+	struct sigaction sa = { .sa_handler = race_on_signal };
+	struct race_thread sub[RACE_THREADS], wrk[RACE_THREADS];
+	struct race r = { .fd = self->fd };
+	struct tdispatch_create c;
+	struct tdispatch_stats_user st;
+	struct pollfd acceptor = { .events = POLLIN };
+	unsigned int i, seed = 99;
+
+	race_cfg(&c, "thr");
+	td_create(_metadata, self->fd, &c);
+	acceptor.fd = td_acceptor_pidfd(_metadata, "thr");
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	for (i = 0; i < RACE_THREADS; i++) {
+		r.wfd[i] = dup(self->fd);
+		ASSERT_LE(0, r.wfd[i]);
+		wrk[i] = (struct race_thread) { .r = &r, .n = i };
+		ASSERT_EQ(0, pthread_create(&wrk[i].tid, NULL, race_worker, &wrk[i]));
+		sub[i] = (struct race_thread) { .r = &r, .n = i };
+		ASSERT_EQ(0, pthread_create(&sub[i].tid, NULL, race_submitter, &sub[i]));
+	}
+	for (i = 0; i < RACE_THREADS; i++)
+		pthread_join(sub[i].tid, NULL);
+	race_check(_metadata, self->fd, &r);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(0, st.rejected_calls);
+
+	/* Leave work pending and in flight, then close while workers block. */
+	for (i = 0; i < 4; i++)
+		race_submit(&r, self->fd, &seed, RACE_ROUNDS + i);
+	EXPECT_EQ(0, poll(&acceptor, 1, 0)) TH_LOG("the acceptor ended before the close");
+	__atomic_store_n(&r.stop, 1, __ATOMIC_SEQ_CST);
+	close(self->fd);
+	self->fd = -1;
+	for (i = 0; i < RACE_THREADS; i++)
+		close(r.wfd[i]);
+	for (i = 0; i < RACE_THREADS; i++)
+		pthread_kill(wrk[i].tid, SIGUSR1);
+	for (i = 0; i < RACE_THREADS; i++)
+		pthread_join(wrk[i].tid, NULL);
+	/* The last reference went with the last TAKE: the dispatcher is gone. */
+	EXPECT_EQ(1, poll(&acceptor, 1, WAIT_MS)) TH_LOG("the acceptor outlived the file");
+	EXPECT_EQ(0, r.err) TH_LOG("line %d: %s", r.err_line, strerror(r.err));
+	close(acceptor.fd);
+}
+
+/* A child: submit and work, report when all is submitted, work until the stop. */
+static int race_child(struct race *r, int fd, int ready, unsigned int n)
+{
+	unsigned int seed = 1000 + n, round;
+	char one = 1;
+	int ret;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (round = 0; round < RACE_ROUNDS / 2; round++) {
+		race_submit(r, fd, &seed, round);
+		ret = race_work(r, fd, TDISPATCH_TAKE_NONBLOCK, 0, round + n);
+		if (ret && ret != -EAGAIN)
+			race_fail(r, __LINE__, -ret);
+	}
+	if (write(ready, &one, 1) != 1)
+		race_fail(r, __LINE__, errno);
+	for (; !race_stopped(r); round++) {
+		ret = race_work(r, fd, 0, 50 * MSEC, round + n);
+		if (ret && ret != -ETIMEDOUT)
+			race_fail(r, __LINE__, -ret);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(user, processes_share_a_dispatcher, 120)
+{
+	struct race *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct tdispatch_create c;
+	pid_t pid[RACE_PROCS];
+	unsigned int i, ready = 0;
+	char buf[RACE_PROCS];
+	int p[2], status;
+	ssize_t n;
+
+	ASSERT_NE(MAP_FAILED, r);
+	race_cfg(&c, "proc");
+	td_create(_metadata, self->fd, &c);
+	ASSERT_EQ(0, pipe(p));
+	for (i = 0; i < RACE_PROCS; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i]) {
+			close(p[0]);
+			_exit(race_child(r, self->fd, p[1], i));
+		}
+	}
+	close(p[1]);
+	/* Once every child submitted all it will, the total is known. */
+	while (ready < RACE_PROCS) {
+		n = read(p[0], buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		ready += n;
+	}
+	EXPECT_EQ(RACE_PROCS, ready);
+	race_check(_metadata, self->fd, r);
+	__atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < RACE_PROCS; i++) {
+		ASSERT_EQ(pid[i], waitpid(pid[i], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child %u", i);
+	}
+	EXPECT_EQ(0, r->err) TH_LOG("line %d: %s", r->err_line, strerror(r->err));
+	/* Takes that timed out or found nothing are not bad calls. */
+	EXPECT_EQ(0, td_rejected_calls(_metadata, self->fd));
+	close(p[0]);
+	munmap(r, sizeof(*r));
+}
+
+TEST_HARNESS_MAIN
