@@ -426,21 +426,28 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 		if (!left)
 			return -ETIMEDOUT;
 	}
-	/* Still ours under the lock: its kworker waits for the state to move. */
+	/*
+	 * Still ours under the lock: its kworker waits for the state to move.
+	 * Everything is copied out before the lease is taken, so a caller that
+	 * cannot be told its lease id leaves the batch ready for others.
+	 */
+	tk.batch = u->next_lease + 1;
+	tk.nr = l->batch->nr;
 	ret = td_take_copy(&tk, l->batch);
+	if (!ret)
+		ret = td_copy_out(uarg, &tk, sizeof(tk));
 	if (ret) {
 		mutex_unlock(&u->lock);
 		return ret;
 	}
-	tk.batch = ++u->next_lease;
-	tk.nr = l->batch->nr;
+	u->next_lease = tk.batch;
 	l->id = tk.batch;
 	l->owner = current->files;
 	list_move_tail(&l->node, &u->taken);
 	WRITE_ONCE(l->state, TD_LEASE_TAKEN);
 	mutex_unlock(&u->lock);
 	wake_up_all(&u->lease_wait);
-	return td_copy_out(uarg, &tk, sizeof(tk));
+	return 0;
 }
 
 static int td_ioctl_complete(struct td_user *u, void __user *uarg)
@@ -581,11 +588,8 @@ long td_user_ioctl(struct file *file, unsigned int cmd, void __user *uarg)
 		case TDISPATCH_IOC_QUERY:
 			ret = td_ioctl_query(u, uarg);
 			break;
-		case TDISPATCH_IOC_STATS:
+		default:	/* TDISPATCH_IOC_STATS */
 			ret = td_ioctl_stats(f, u, uarg);
-			break;
-		default:
-			ret = -ENOTTY;
 			break;
 		}
 	}

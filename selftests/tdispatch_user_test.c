@@ -1594,6 +1594,7 @@ TEST_F(user, take_without_room_leaves_the_batch)
 	struct td_taken b;
 	unsigned int i;
 	__u64 lease;
+	void *ro;
 
 	td_setup(_metadata, self->fd, 4, 16);
 	SUBMIT_IDS(self->fd, 1, 2, 3, 4);
@@ -1605,6 +1606,15 @@ TEST_F(user, take_without_room_leaves_the_batch)
 		EXPECT_REJECTED(self->fd, k->err, k->what,
 				ioctl(self->fd, TDISPATCH_IOC_TAKE, &b.tk));
 	}
+	/* A caller that cannot be told its lease id does not get the lease. */
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	td_take_arg(&b, 0, WAIT_NS);
+	memcpy(ro, &b.tk, sizeof(b.tk));
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+	EXPECT_REJECTED(self->fd, EFAULT, "read-only take struct",
+			ioctl(self->fd, TDISPATCH_IOC_TAKE, ro));
+	ASSERT_EQ(0, munmap(ro, 4096));
 	/* Still there, as it was: not redelivered, not retried. */
 	lease = TAKE_IDS(self->fd, &b, 0, 1, 2, 3, 4);
 	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
