@@ -304,7 +304,7 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	mutex_lock(&d->lock);
 	td_drain_input(d, ktime_get(), &reap);
 	td_pending_cancel_all(&d->pending, &reap);
-	WARN_ON(d->pending.nr_inflight || d->nr_batches ||
+	WARN_ON(d->pending.nr_inflight || d->free_slots != GENMASK_ULL(d->nr_slots - 1, 0) ||
 		!RB_EMPTY_ROOT(&d->pending.tree));
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);

@@ -75,7 +75,6 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 		if (!slot->batch.nr)
 			continue;	/* everything met had expired */
 		d->free_slots &= ~BIT_ULL(slot - d->slots);
-		d->nr_batches++;
 		d->batches++;
 		trace_tdispatch_batch_start(d, &slot->batch);
 		queue_work(d->wq, &slot->work);
@@ -175,7 +174,6 @@ void td_batch_work(struct work_struct *work)
 	}
 	b->nr = 0;
 	d->free_slots |= BIT_ULL(slot - d->slots);
-	d->nr_batches--;
 	mutex_unlock(&d->lock);
 
 	td_reap(d, &reap);

@@ -131,7 +131,6 @@ struct tdispatch {
 	struct td_pending pending;
 	struct td_shaper shaper;
 	u64 free_slots;			/* bitmap of idle struct td_slot */
-	unsigned int nr_batches;	/* in flight */
 	bool holding;			/* shaper is withholding a due batch */
 	bool stopping;			/* destroy: no new batches, no retries */
 	u64 batches;
