@@ -3,17 +3,149 @@
  * /dev/tdispatch: the userspace face of the dispatcher.
  *
  * The device is world read-write, like /dev/fuse: opening it grants
- * nothing by itself, everything a file can reach is created through it
- * or explicitly shared with it.
+ * nothing by itself.  A file either owns a dispatcher it created
+ * (user.c) or is attached to one a driver published (named.c); nothing
+ * else is reachable through it.  This file routes the calls and holds
+ * what both kinds share: the copy-in rules of growing structs and the
+ * calls that only read or cancel.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/minmax.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include <uapi/linux/tdispatch.h>
 
 #include "internal.h"
+
+static_assert(sizeof(struct tdispatch_id) == TDISPATCH_ID_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_query) == TDISPATCH_QUERY_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_utask) == 32);
+
+/*
+ * Copy a growing struct in: at least @ver0 bytes, at most a page, and any
+ * bytes beyond what we know must be zero (E2BIG otherwise).
+ */
+int td_copy_in(void *karg, size_t ksize, const void __user *uarg, size_t ver0)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < ver0)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(karg, ksize, uarg, usize);
+}
+
+/* Copy the kernel's view out, no more than the caller's struct holds. */
+int td_copy_out(void __user *uarg, const void *karg, size_t ksize)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (copy_to_user(uarg, karg, min_t(size_t, usize, ksize)))
+		return -EFAULT;
+	return 0;
+}
+
+/* SUBMIT: a status per task; tasks before a bad element stay accepted. */
+int td_submit_vector(void __user *uarg,
+		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut), void *ctx)
+{
+	struct tdispatch_utask __user *utasks;
+	struct tdispatch_submit s;
+	u32 i;
+	int ret;
+
+	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_SUBMIT_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (s.flags || !s.count || s.count > TDISPATCH_SUBMIT_MAX)
+		return -EINVAL;
+	utasks = u64_to_user_ptr(s.tasks);
+	s.accepted = 0;
+	for (i = 0; i < s.count; i++) {
+		struct tdispatch_utask ut;
+
+		if (copy_from_user(&ut, &utasks[i], sizeof(ut)))
+			return -EFAULT;
+		ut.status = submit_one(ctx, &ut);
+		if (put_user(ut.status, &utasks[i].status))
+			return -EFAULT;
+		s.accepted += !ut.status;
+	}
+	return td_copy_out(uarg, &s, sizeof(s));
+}
+
+int td_ioctl_cancel(struct tdispatch *d, void __user *uarg)
+{
+	struct tdispatch_id a;
+	int ret;
+
+	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_ID_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (a.flags)
+		return -EINVAL;
+	return tdispatch_cancel(d, a.id);
+}
+
+int td_ioctl_query(struct tdispatch *d, void __user *uarg)
+{
+	struct tdispatch_query q;
+	int ret;
+
+	ret = td_copy_in(&q, sizeof(q), uarg, TDISPATCH_QUERY_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (q.flags || q.pad)
+		return -EINVAL;
+	td_query(d, q.id, &q.state, &q.attempts, &q.waiting);
+	return td_copy_out(uarg, &q, sizeof(q));
+}
+
+/* @rejected: tasks refused before the engine saw them; the engine's are added. */
+int td_ioctl_stats(struct tdispatch *d, void __user *uarg, u64 rejected,
+		   u64 rejected_calls, u64 events_lost)
+{
+	struct tdispatch_stats_user s;
+	struct tdispatch_stats st;
+	int ret;
+
+	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_STATS_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (s.flags)
+		return -EINVAL;
+	tdispatch_get_stats(d, &st);
+	s = (struct tdispatch_stats_user) {
+		.size = sizeof(s),
+		.accepted = st.accepted,
+		.rejected = st.rejected + rejected,
+		.queued = st.queued,
+		.pending = st.pending,
+		.in_flight = st.in_flight,
+		.done = st.done,
+		.failed = st.failed,
+		.overridden = st.overridden,
+		.expired = st.expired,
+		.dropped = st.dropped,
+		.cancelled = st.cancelled,
+		.batches = st.batches,
+		.retries = st.retries,
+		.holdoffs = st.holdoffs,
+		.redelivered = st.redelivered,
+		.rejected_calls = rejected_calls,
+		.events_lost = events_lost,
+	};
+	return td_copy_out(uarg, &s, sizeof(s));
+}
 
 static long td_ioctl_version(struct tdispatch_version __user *uarg)
 {
@@ -34,37 +166,133 @@ static long td_ioctl_version(struct tdispatch_version __user *uarg)
 	return 0;
 }
 
+static struct td_user *td_file_user(struct td_file *f)
+{
+	/* Pairs with smp_store_release() in td_user_create(). */
+	return smp_load_acquire(&f->user);
+}
+
+static struct td_attach *td_file_attach(struct td_file *f)
+{
+	/* Pairs with smp_store_release() in td_named_attach(). */
+	return smp_load_acquire(&f->attach);
+}
+
+static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg)
+{
+	struct td_file *f = file->private_data;
+	struct td_attach *a = td_file_attach(f);
+	struct td_user *u = td_file_user(f);
+
+	switch (cmd) {
+	case TDISPATCH_IOC_VERSION:
+		return td_ioctl_version(uarg);
+	case TDISPATCH_IOC_LIST:
+		return td_named_list(uarg, file->f_cred);
+	case TDISPATCH_IOC_CREATE:
+		return td_user_create(f, uarg);
+	case TDISPATCH_IOC_ATTACH:
+		return td_named_attach(f, file->f_cred, uarg);
+	case TDISPATCH_IOC_SUBMIT:
+	case TDISPATCH_IOC_TAKE:
+	case TDISPATCH_IOC_COMPLETE:
+	case TDISPATCH_IOC_CANCEL:
+	case TDISPATCH_IOC_QUERY:
+	case TDISPATCH_IOC_STATS:
+		if (u)
+			return td_user_ioctl(f, u, file, cmd, uarg);
+		if (a)
+			return td_named_ioctl(f, a, cmd, uarg);
+		return -ENXIO;
+	default:
+		return -ENOTTY;	/* whether or not there is a dispatcher */
+	}
+}
+
 static long td_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	void __user *uarg = (void __user *)arg;
-	long ret;
+	struct td_file *f = file->private_data;
+	long ret = td_file_ioctl(file, cmd, (void __user *)arg);
 
-	if (cmd == TDISPATCH_IOC_VERSION)
-		ret = td_ioctl_version(uarg);
-	else
-		ret = td_user_ioctl(file, cmd, uarg);
-	/* Waiting that ends without a batch is not a bad call. */
+	/* Every failed call is counted; a wait that ends without work is not one. */
 	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT && ret != -ERESTARTSYS)
-		td_file_rejected(file);
+		atomic_long_inc(&f->rejected_calls);
 	return ret;
 }
 
 static ssize_t td_read(struct file *file, char __user *buf, size_t len, loff_t *pos)
 {
-	ssize_t ret = td_user_read(file, buf, len, pos);
+	struct td_file *f = file->private_data;
+	struct td_attach *a = td_file_attach(f);
+	struct td_user *u = td_file_user(f);
+	ssize_t ret = -ENXIO;
 
+	if (u)
+		ret = td_user_read(u, file, buf, len);
+	else if (a)
+		ret = td_named_read(a, file, buf, len);
 	if (ret < 0 && ret != -EAGAIN && ret != -ERESTARTSYS)
-		td_file_rejected(file);
+		atomic_long_inc(&f->rejected_calls);
 	return ret;
+}
+
+static __poll_t td_poll(struct file *file, poll_table *pt)
+{
+	struct td_file *f = file->private_data;
+	struct td_attach *a;
+	struct td_user *u;
+
+	poll_wait(file, &f->wait, pt);
+	u = td_file_user(f);
+	if (u)
+		return td_user_poll(u);
+	a = td_file_attach(f);
+	if (a)
+		return td_named_poll(a);
+	return 0;
+}
+
+/* Each close() of a descriptor: the closer's leases are redelivered. */
+static int td_flush(struct file *file, fl_owner_t id)
+{
+	struct td_user *u = td_file_user(file->private_data);
+
+	if (u)
+		td_user_flush(u, id);
+	return 0;
+}
+
+static int td_open(struct inode *inode, struct file *file)
+{
+	struct td_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+
+	if (!f)
+		return -ENOMEM;
+	mutex_init(&f->lock);
+	init_waitqueue_head(&f->wait);
+	file->private_data = f;
+	return 0;
+}
+
+static int td_release(struct inode *inode, struct file *file)
+{
+	struct td_file *f = file->private_data;
+
+	if (f->user)
+		td_user_release(f->user);
+	if (f->attach)
+		td_named_release(f->attach);
+	kfree(f);
+	return 0;
 }
 
 static const struct file_operations td_fops = {
 	.owner		= THIS_MODULE,
-	.open		= td_user_open,
-	.release	= td_user_release,
-	.flush		= td_user_flush,
+	.open		= td_open,
+	.release	= td_release,
+	.flush		= td_flush,
 	.read		= td_read,
-	.poll		= td_user_poll,
+	.poll		= td_poll,
 	.unlocked_ioctl	= td_ioctl,
 	/* Every argument has the same layout for 32- and 64-bit callers. */
 	.compat_ioctl	= compat_ptr_ioctl,

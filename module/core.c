@@ -76,6 +76,8 @@ struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 	init_completion(&d->users_gone);
 	init_waitqueue_head(&d->idle_wait);
 	mutex_init(&d->lock);
+	spin_lock_init(&d->observers_lock);
+	INIT_LIST_HEAD(&d->observers);
 	td_pending_init(&d->pending, cfg->max_buffer, cfg->max_batch, cfg->max_delay_ns);
 	td_shaper_init(&d->shaper, cfg->congestion_delay_ns, cfg->transient_delay_ns);
 
@@ -262,6 +264,7 @@ static int td_wait_idle(struct tdispatch *d, unsigned long timeout)
  * @timeout: in jiffies, how long %TDISPATCH_DRAIN may take; ignored for
  *	%TDISPATCH_DISCARD
  *
+ * A published dispatcher is withdrawn first (tdispatch_unpublish()).
  * Submissions fail with -ESHUTDOWN from the moment this is called.  Then,
  * for %TDISPATCH_DRAIN, batches are cut without waiting for max_delay and
  * retried (the shaper still holds off) until nothing is pending or in
@@ -282,6 +285,7 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	int ret = 0;
 
 	might_sleep();
+	tdispatch_unpublish(d);
 	percpu_ref_kill(&d->users);
 	wait_for_completion(&d->users_gone);
 

@@ -36,6 +36,8 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 			trace_tdispatch_coalesce(d, t);
 		else if (outcome != TDISPATCH_DONE)
 			trace_tdispatch_drop(d, t, outcome);
+		if (!list_empty(&d->observers))
+			td_events_observe(d, t, outcome);
 		d->ops->release(d, t, outcome);
 		kmem_cache_free(td_task_cache, t);
 	}

@@ -138,6 +138,11 @@ struct tdispatch {
 	u64 holdoffs;
 	u64 redelivered;
 
+	/* Readers of outcome events: struct td_events, see td_reap(). */
+	spinlock_t observers_lock;
+	struct list_head observers;
+	struct td_pub *pub;		/* published under its name */
+
 	struct tdispatch_task **task_array;
 	unsigned int nr_slots;
 	struct td_slot slots[] __counted_by(nr_slots);
@@ -155,13 +160,65 @@ void td_batch_work(struct work_struct *work);
 
 void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiting);
 
-long td_user_ioctl(struct file *file, unsigned int cmd, void __user *uarg);
-void td_file_rejected(struct file *file);
-ssize_t td_user_read(struct file *file, char __user *buf, size_t len, loff_t *pos);
-__poll_t td_user_poll(struct file *file, struct poll_table_struct *pt);
-int td_user_flush(struct file *file, fl_owner_t id);
-int td_user_open(struct inode *inode, struct file *file);
-int td_user_release(struct inode *inode, struct file *file);
+/* A bounded ring of outcome events for one userspace reader. */
+struct td_events {
+	struct list_head node;		/* on the dispatcher's observers */
+	spinlock_t lock;		/* the ring */
+	struct mutex read_lock;		/* one reader at a time */
+	wait_queue_head_t *wait;	/* the reader's file's */
+	struct tdispatch_event *ring;
+	u32 cap, head, count;
+	u64 seq, lost, lost_total;
+	bool gone;			/* the dispatcher was withdrawn */
+};
+
+int td_events_init(struct td_events *ev, u32 cap, wait_queue_head_t *wait);
+void td_events_free(struct td_events *ev);
+void td_events_attach(struct tdispatch *d, struct td_events *ev);
+void td_events_detach(struct tdispatch *d, struct td_events *ev);
+void td_events_observe(struct tdispatch *d, struct tdispatch_task *t,
+		       enum tdispatch_outcome outcome);
+bool td_events_ready(struct td_events *ev);
+u64 td_events_lost(struct td_events *ev);
+ssize_t td_events_read(struct td_events *ev, struct file *file,
+		       char __user *buf, size_t len);
+
+/* One per open /dev/tdispatch file: it owns a dispatcher or attaches to one. */
+struct td_file {
+	struct mutex lock;		/* ->user and ->attach are set once, under it */
+	struct td_user *user;
+	struct td_attach *attach;
+	/* Per file, so that poll() before CREATE or ATTACH hears it. */
+	wait_queue_head_t wait;
+	atomic_long_t rejected_calls;
+};
+
+#define TD_USER_MAX_EVENTS	65536U
+
+int td_copy_in(void *karg, size_t ksize, const void __user *uarg, size_t ver0);
+int td_copy_out(void __user *uarg, const void *karg, size_t ksize);
+int td_submit_vector(void __user *uarg,
+		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut), void *ctx);
+int td_ioctl_cancel(struct tdispatch *d, void __user *uarg);
+int td_ioctl_query(struct tdispatch *d, void __user *uarg);
+int td_ioctl_stats(struct tdispatch *d, void __user *uarg, u64 rejected,
+		   u64 rejected_calls, u64 events_lost);
+
+int td_user_create(struct td_file *f, void __user *uarg);
+long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
+		   unsigned int cmd, void __user *uarg);
+ssize_t td_user_read(struct td_user *u, struct file *file, char __user *buf, size_t len);
+__poll_t td_user_poll(struct td_user *u);
+void td_user_flush(struct td_user *u, fl_owner_t id);
+void td_user_release(struct td_user *u);
+
+int td_named_list(void __user *uarg, const struct cred *cred);
+int td_named_attach(struct td_file *f, const struct cred *cred, void __user *uarg);
+long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
+		    void __user *uarg);
+ssize_t td_named_read(struct td_attach *a, struct file *file, char __user *buf, size_t len);
+__poll_t td_named_poll(struct td_attach *a);
+void td_named_release(struct td_attach *a);
 
 int td_chardev_init(void);
 void td_chardev_exit(void);

@@ -23,17 +23,11 @@
 #define TD_USER_MAX_BUFFER	65536U
 #define TD_USER_MAX_BATCH	1024U
 #define TD_USER_MAX_BYTES	(16U << 20)	/* payload bytes held per dispatcher */
-#define TD_USER_MAX_EVENTS	65536U
 #define TD_LEASE_MIN_NS		NSEC_PER_MSEC
 
 static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_take) == TDISPATCH_TAKE_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_complete) == TDISPATCH_COMPLETE_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_id) == TDISPATCH_ID_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_query) == TDISPATCH_QUERY_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_utask) == 32);
 static_assert(sizeof(struct tdispatch_ltask) == 32);
 static_assert(sizeof(struct tdispatch_event) == 48);
 static_assert(TDISPATCH_RESULT_PERMANENT == TDISPATCH_PERMANENT);
@@ -73,21 +67,8 @@ struct td_user {
 	wait_queue_head_t lease_wait;	/* kworkers holding leases */
 	atomic_long_t bytes;		/* payload bytes held */
 	atomic_long_t rejected;		/* tasks refused before the engine saw them */
-	/* outcome events, a ring of ev_cap records */
-	struct tdispatch_event *events;
-	u32 ev_cap, ev_head, ev_count;
-	u64 ev_seq;
-	u64 ev_lost;			/* not yet reported to the reader */
-	u64 ev_lost_total;
-};
-
-/* One per open file. */
-struct td_file {
-	struct mutex lock;		/* ->user creation */
-	struct td_user *user;
-	/* Per file, so that poll() before CREATE hears the dispatcher. */
-	wait_queue_head_t wait;
-	atomic_long_t rejected_calls;
+	bool has_events;
+	struct td_events events;
 };
 
 static bool td_lease_ended(struct td_lease *l)
@@ -128,56 +109,12 @@ static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispat
 	return res;
 }
 
-/* The LOST record carries the sequence number of the last event lost. */
-static void td_user_push_lost(struct td_user *u)
-{
-	u->events[(u->ev_head + u->ev_count++) % u->ev_cap] = (struct tdispatch_event) {
-		.seq = u->ev_seq,
-		.type = TDISPATCH_EVENT_LOST,
-		.lost = u->ev_lost,
-	};
-	u->ev_lost = 0;
-}
-
-/*
- * Queue an outcome event.  When the ring is full the event is lost; the
- * next event that finds room is preceded by a LOST record saying how
- * many, so that the reader sees the gap where it happened.
- */
-static void td_user_event(struct td_user *u, struct tdispatch_task *t,
-			  enum tdispatch_outcome outcome)
-{
-	struct tdispatch_event ev = {
-		.seq = 0,
-		.type = TDISPATCH_EVENT_OUTCOME,
-		.outcome = outcome,
-		.id = t->id,
-		.latency_ns = ktime_to_ns(ktime_sub(ktime_get(), t->submitted)),
-		.attempts = t->attempts,
-	};
-
-	mutex_lock(&u->lock);
-	if (u->ev_lost && u->ev_count < u->ev_cap)
-		td_user_push_lost(u);
-	ev.seq = ++u->ev_seq;
-	if (u->ev_count < u->ev_cap) {
-		u->events[(u->ev_head + u->ev_count++) % u->ev_cap] = ev;
-	} else {
-		u->ev_lost++;
-		u->ev_lost_total++;
-	}
-	mutex_unlock(&u->lock);
-	wake_up_interruptible_poll(u->wait, EPOLLIN | EPOLLRDNORM);
-}
-
 static void td_user_task_release(struct tdispatch *d, struct tdispatch_task *t,
 				 enum tdispatch_outcome outcome)
 {
 	struct td_user *u = tdispatch_priv(d);
 	struct td_payload *p = tdispatch_task_payload(t);
 
-	if (u->events)
-		td_user_event(u, t, outcome);
 	atomic_long_sub(p->len, &u->bytes);
 	kfree(p);
 }
@@ -187,42 +124,13 @@ static const struct tdispatch_ops td_user_ops = {
 	.release = td_user_task_release,
 };
 
-/*
- * Copy a growing struct in: at least @ver0 bytes, at most a page, and any
- * bytes beyond what we know must be zero (E2BIG otherwise).
- */
-static int td_copy_in(void *karg, size_t ksize, const void __user *uarg, size_t ver0)
-{
-	u32 usize;
-
-	if (get_user(usize, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < ver0)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return copy_struct_from_user(karg, ksize, uarg, usize);
-}
-
-/* Copy the kernel's view out, no more than the caller's struct holds. */
-static int td_copy_out(void __user *uarg, const void *karg, size_t ksize)
-{
-	u32 usize;
-
-	if (get_user(usize, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (copy_to_user(uarg, karg, min_t(size_t, usize, ksize)))
-		return -EFAULT;
-	return 0;
-}
-
 static void td_user_free(struct td_user *u)
 {
-	kvfree(u->events);
+	td_events_free(&u->events);
 	kfree(u);
 }
 
-static int td_ioctl_create(struct td_file *f, void __user *uarg)
+int td_user_create(struct td_file *f, void __user *uarg)
 {
 	struct tdispatch_create c;
 	struct tdispatch_config cfg;
@@ -249,13 +157,13 @@ static int td_ioctl_create(struct td_file *f, void __user *uarg)
 	INIT_LIST_HEAD(&u->taken);
 	init_waitqueue_head(&u->lease_wait);
 	u->lease_ns = c.lease_ns;
+	u->wait = &f->wait;
 	if (c.event_queue) {
-		u->events = kvcalloc(c.event_queue, sizeof(*u->events), GFP_KERNEL_ACCOUNT);
-		if (!u->events) {
+		u->has_events = true;
+		if (td_events_init(&u->events, c.event_queue, &f->wait)) {
 			td_user_free(u);
 			return -ENOMEM;
 		}
-		u->ev_cap = c.event_queue;
 	}
 
 	cfg = (struct tdispatch_config) {
@@ -268,9 +176,8 @@ static int td_ioctl_create(struct td_file *f, void __user *uarg)
 		.transient_delay_ns = c.transient_delay_ns,
 		.max_input = c.max_input,
 	};
-	u->wait = &f->wait;
 	mutex_lock(&f->lock);
-	if (f->user) {
+	if (f->user || f->attach) {
 		ret = -EEXIST;
 		goto fail;
 	}
@@ -279,7 +186,9 @@ static int td_ioctl_create(struct td_file *f, void __user *uarg)
 		ret = PTR_ERR(u->d);
 		goto fail;
 	}
-	/* Pairs with smp_load_acquire() in td_file_user(). */
+	if (u->has_events)
+		td_events_attach(u->d, &u->events);
+	/* Pairs with smp_load_acquire() in td_file_user(): a user seen is complete. */
 	smp_store_release(&f->user, u);
 	mutex_unlock(&f->lock);
 	return 0;
@@ -290,14 +199,9 @@ fail:
 	return ret;
 }
 
-static struct td_user *td_file_user(struct td_file *f)
+static int td_submit_one(void *ctx, struct tdispatch_utask *ut)
 {
-	/* Pairs with smp_store_release() in create: a user seen is complete. */
-	return smp_load_acquire(&f->user);
-}
-
-static int td_submit_one(struct td_user *u, struct tdispatch_utask *ut)
-{
+	struct td_user *u = ctx;
 	struct td_payload *p;
 	int ret;
 
@@ -332,34 +236,6 @@ unaccount:
 	atomic_long_sub(ut->payload_len, &u->bytes);
 	atomic_long_inc(&u->rejected);
 	return ret;
-}
-
-static int td_ioctl_submit(struct td_user *u, void __user *uarg)
-{
-	struct tdispatch_utask __user *utasks;
-	struct tdispatch_submit s;
-	u32 i;
-	int ret;
-
-	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_SUBMIT_SIZE_VER0);
-	if (ret)
-		return ret;
-	if (s.flags || !s.count || s.count > TDISPATCH_SUBMIT_MAX)
-		return -EINVAL;
-	utasks = u64_to_user_ptr(s.tasks);
-	s.accepted = 0;
-	for (i = 0; i < s.count; i++) {
-		struct tdispatch_utask ut;
-
-		/* Tasks before a bad element stay accepted: see their status. */
-		if (copy_from_user(&ut, &utasks[i], sizeof(ut)))
-			return -EFAULT;
-		ut.status = td_submit_one(u, &ut);
-		if (put_user(ut.status, &utasks[i].status))
-			return -EFAULT;
-		s.accepted += !ut.status;
-	}
-	return td_copy_out(uarg, &s, sizeof(s));
 }
 
 /* Copy a taken batch out; returns the number of payload bytes used. */
@@ -477,181 +353,43 @@ static int td_ioctl_complete(struct td_user *u, void __user *uarg)
 	return -ENOENT;
 }
 
-static int td_ioctl_cancel(struct td_user *u, void __user *uarg)
+long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
+		   unsigned int cmd, void __user *uarg)
 {
-	struct tdispatch_id a;
-	int ret;
-
-	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_ID_SIZE_VER0);
-	if (ret)
-		return ret;
-	if (a.flags)
-		return -EINVAL;
-	return tdispatch_cancel(u->d, a.id);
-}
-
-static int td_ioctl_query(struct td_user *u, void __user *uarg)
-{
-	struct tdispatch_query q;
-	int ret;
-
-	ret = td_copy_in(&q, sizeof(q), uarg, TDISPATCH_QUERY_SIZE_VER0);
-	if (ret)
-		return ret;
-	if (q.flags || q.pad)
-		return -EINVAL;
-	td_query(u->d, q.id, &q.state, &q.attempts, &q.waiting);
-	return td_copy_out(uarg, &q, sizeof(q));
-}
-
-static int td_ioctl_stats(struct td_file *f, struct td_user *u, void __user *uarg)
-{
-	struct tdispatch_stats_user s;
-	struct tdispatch_stats st;
-	int ret;
-
-	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_STATS_SIZE_VER0);
-	if (ret)
-		return ret;
-	if (s.flags)
-		return -EINVAL;
-	tdispatch_get_stats(u->d, &st);
-	mutex_lock(&u->lock);
-	s = (struct tdispatch_stats_user) {
-		.size = sizeof(s),
-		.accepted = st.accepted,
-		.rejected = st.rejected + atomic_long_read(&u->rejected),
-		.queued = st.queued,
-		.pending = st.pending,
-		.in_flight = st.in_flight,
-		.done = st.done,
-		.failed = st.failed,
-		.overridden = st.overridden,
-		.expired = st.expired,
-		.dropped = st.dropped,
-		.cancelled = st.cancelled,
-		.batches = st.batches,
-		.retries = st.retries,
-		.holdoffs = st.holdoffs,
-		.redelivered = st.redelivered,
-		.rejected_calls = atomic_long_read(&f->rejected_calls),
-		.events_lost = u->ev_lost_total,
-	};
-	mutex_unlock(&u->lock);
-	return td_copy_out(uarg, &s, sizeof(s));
-}
-
-/* Every failed call on a file is counted, whatever it was. */
-void td_file_rejected(struct file *file)
-{
-	struct td_file *f = file->private_data;
-
-	atomic_long_inc(&f->rejected_calls);
-}
-
-long td_user_ioctl(struct file *file, unsigned int cmd, void __user *uarg)
-{
-	struct td_file *f = file->private_data;
-	struct td_user *u = td_file_user(f);
-	long ret;
-
 	switch (cmd) {
-	case TDISPATCH_IOC_CREATE:
 	case TDISPATCH_IOC_SUBMIT:
+		return td_submit_vector(uarg, td_submit_one, u);
 	case TDISPATCH_IOC_TAKE:
+		return td_ioctl_take(u, file, uarg);
 	case TDISPATCH_IOC_COMPLETE:
+		return td_ioctl_complete(u, uarg);
 	case TDISPATCH_IOC_CANCEL:
+		return td_ioctl_cancel(u->d, uarg);
 	case TDISPATCH_IOC_QUERY:
+		return td_ioctl_query(u->d, uarg);
 	case TDISPATCH_IOC_STATS:
-		break;
+		return td_ioctl_stats(u->d, uarg, atomic_long_read(&u->rejected),
+				      atomic_long_read(&f->rejected_calls),
+				      u->has_events ? td_events_lost(&u->events) : 0);
 	default:
-		return -ENOTTY;	/* whether or not there is a dispatcher */
+		return -ENOTTY;
 	}
-	if (cmd == TDISPATCH_IOC_CREATE) {
-		ret = td_ioctl_create(f, uarg);
-	} else if (!u) {
-		ret = -ENXIO;
-	} else {
-		switch (cmd) {
-		case TDISPATCH_IOC_SUBMIT:
-			ret = td_ioctl_submit(u, uarg);
-			break;
-		case TDISPATCH_IOC_TAKE:
-			ret = td_ioctl_take(u, file, uarg);
-			break;
-		case TDISPATCH_IOC_COMPLETE:
-			ret = td_ioctl_complete(u, uarg);
-			break;
-		case TDISPATCH_IOC_CANCEL:
-			ret = td_ioctl_cancel(u, uarg);
-			break;
-		case TDISPATCH_IOC_QUERY:
-			ret = td_ioctl_query(u, uarg);
-			break;
-		default:	/* TDISPATCH_IOC_STATS */
-			ret = td_ioctl_stats(f, u, uarg);
-			break;
-		}
-	}
-	return ret;
 }
 
-/* Events: whole records only; a LOST record first if any were dropped. */
-ssize_t td_user_read(struct file *file, char __user *buf, size_t len, loff_t *pos)
+ssize_t td_user_read(struct td_user *u, struct file *file, char __user *buf, size_t len)
 {
-	struct td_file *f = file->private_data;
-	struct td_user *u = td_file_user(f);
-	struct tdispatch_event ev;
-	size_t done = 0;
-	int ret;
-
-	if (!u || !u->events)
+	if (!u->has_events)
 		return -ENXIO;
-	if (len < sizeof(ev))
-		return -EINVAL;
-	for (;;) {
-		mutex_lock(&u->lock);
-		if (u->ev_count || u->ev_lost)
-			break;
-		mutex_unlock(&u->lock);
-		if (file->f_flags & O_NONBLOCK)
-			return -EAGAIN;
-		ret = wait_event_interruptible(*u->wait, READ_ONCE(u->ev_count) ||
-					       READ_ONCE(u->ev_lost));
-		if (ret)
-			return ret;
-	}
-	while (len - done >= sizeof(ev)) {
-		/* The ring is drained but losses are pending: report them now. */
-		if (!u->ev_count && u->ev_lost)
-			td_user_push_lost(u);
-		if (!u->ev_count)
-			break;
-		ev = u->events[u->ev_head];
-		if (copy_to_user(buf + done, &ev, sizeof(ev))) {
-			mutex_unlock(&u->lock);
-			return done ? done : -EFAULT;
-		}
-		done += sizeof(ev);
-		u->ev_head = (u->ev_head + 1) % u->ev_cap;
-		u->ev_count--;
-	}
-	mutex_unlock(&u->lock);
-	return done;
+	return td_events_read(&u->events, file, buf, len);
 }
 
-__poll_t td_user_poll(struct file *file, poll_table *pt)
+__poll_t td_user_poll(struct td_user *u)
 {
-	struct td_file *f = file->private_data;
-	struct td_user *u = td_file_user(f);
 	__poll_t mask = 0;
 
-	poll_wait(file, &f->wait, pt);
-	if (!u)
-		return 0;
 	if (!list_empty_careful(&u->ready))
 		mask |= EPOLLRDBAND;
-	if (u->events && (READ_ONCE(u->ev_count) || READ_ONCE(u->ev_lost)))
+	if (u->has_events && td_events_ready(&u->events))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	return mask;
 }
@@ -681,39 +419,15 @@ static void td_user_abandon(struct td_user *u, fl_owner_t owner, bool all)
 }
 
 /* Each close() of a descriptor: the closer's leases are redelivered. */
-int td_user_flush(struct file *file, fl_owner_t id)
+void td_user_flush(struct td_user *u, fl_owner_t id)
 {
-	struct td_file *f = file->private_data;
-	struct td_user *u = td_file_user(f);
-
-	if (u)
-		td_user_abandon(u, id, false);
-	return 0;
-}
-
-int td_user_open(struct inode *inode, struct file *file)
-{
-	struct td_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
-
-	if (!f)
-		return -ENOMEM;
-	mutex_init(&f->lock);
-	init_waitqueue_head(&f->wait);
-	file->private_data = f;
-	return 0;
+	td_user_abandon(u, id, false);
 }
 
 /* The last reference is gone: cancel what is left and free it all. */
-int td_user_release(struct inode *inode, struct file *file)
+void td_user_release(struct td_user *u)
 {
-	struct td_file *f = file->private_data;
-	struct td_user *u = f->user;
-
-	if (u) {
-		td_user_abandon(u, NULL, true);
-		tdispatch_destroy(u->d, TDISPATCH_DISCARD, 0);
-		td_user_free(u);
-	}
-	kfree(f);
-	return 0;
+	td_user_abandon(u, NULL, true);
+	tdispatch_destroy(u->d, TDISPATCH_DISCARD, 0);
+	td_user_free(u);
 }

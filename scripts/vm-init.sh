@@ -63,12 +63,21 @@ kmemleak_report() {
 	echo "TD-KMEMLEAK-END"
 }
 
+# The kselftests of named dispatchers attach to a test driver's.
 run_kselftests() {
+	for m in $mods/testdrv/*.ko; do
+		[ -e "$m" ] && step "insmod-${m##*/}" insmod "$m"
+	done
 	for t in /tests/*_test; do
 		[ -x "$t" ] || continue
 		echo "TD-KSFT-BEGIN ${t##*/}"
 		"$t" 2>&1
 		echo "TD-KSFT-END ${t##*/} rc=$?"
+	done
+	for m in $mods/testdrv/*.ko; do
+		[ -e "$m" ] || continue
+		n=${m##*/}
+		step "rmmod-$n" rmmod "${n%.ko}"
 	done
 }
 

@@ -43,7 +43,8 @@ struct tdispatch_version {
 
 /* Optional features; a caller must ignore bits it does not know. */
 #define TDISPATCH_FEAT_USER		_BITULL(0)	/* CREATE..STATS, read, poll */
-#define TDISPATCH_FEAT_ALL		TDISPATCH_FEAT_USER
+#define TDISPATCH_FEAT_NAMED		_BITULL(1)	/* LIST, ATTACH */
+#define TDISPATCH_FEAT_ALL		(TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED)
 
 /* Report the ABI version and feature bitmap.  Errors: EFAULT, EINVAL. */
 #define TDISPATCH_IOC_VERSION	_IOWR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version)
@@ -331,6 +332,81 @@ struct tdispatch_event {
 	__u64 lost;
 };
 
+/*
+ * Named dispatchers: those a driver created and published under a name.
+ * %TDISPATCH_IOC_LIST shows them; %TDISPATCH_IOC_ATTACH connects this file
+ * to one, checked against the credentials of the file's opener and the
+ * owner, group and mode the driver published: read permission to attach,
+ * write permission to submit and cancel.  An attached file can then use
+ * SUBMIT (with %TDISPATCH_ATTACH_SUBMIT), CANCEL (likewise), QUERY, STATS,
+ * read() and poll(); the driver's own workers process the batches.  When
+ * the driver withdraws the dispatcher, calls on the file fail with ENODEV.
+ */
+
+/* struct tdispatch_entry.flags */
+#define TDISPATCH_ENTRY_SUBMIT		_BITUL(0)	/* the driver takes user tasks */
+#define TDISPATCH_ENTRY_MAY_READ	_BITUL(1)	/* this file's opener may attach */
+#define TDISPATCH_ENTRY_MAY_WRITE	_BITUL(2)	/* ... and submit, if SUBMIT */
+
+/**
+ * struct tdispatch_entry - one named dispatcher, as %TDISPATCH_IOC_LIST
+ *	shows it
+ * @name: its name, NUL-terminated
+ * @uid: its owner, in the caller's user namespace
+ * @gid: its group, in the caller's user namespace
+ * @mode: permission bits, as a file's: read to attach, write to submit
+ * @flags: %TDISPATCH_ENTRY_*
+ */
+struct tdispatch_entry {
+	char name[TDISPATCH_NAME_LEN];
+	__u32 uid;
+	__u32 gid;
+	__u32 mode;
+	__u32 flags;
+};
+
+/**
+ * struct tdispatch_list - list the named dispatchers
+ * @size: sizeof(struct tdispatch_list)
+ * @flags: must be zero
+ * @entries: user pointer to @max_entries struct tdispatch_entry
+ * @max_entries: room in @entries; 0 to only count
+ * @count: out: how many there are; entries beyond @max_entries are not
+ *	written
+ */
+struct tdispatch_list {
+	__u32 size;
+	__u32 flags;
+	__u64 entries;
+	__u32 max_entries;
+	__u32 count;
+};
+
+#define TDISPATCH_LIST_SIZE_VER0	24
+
+/* struct tdispatch_attach.flags */
+#define TDISPATCH_ATTACH_SUBMIT		_BITUL(0)	/* needs write permission */
+#define TDISPATCH_ATTACH_EVENTS		_BITUL(1)	/* queue outcome events */
+
+/**
+ * struct tdispatch_attach - attach this file to a named dispatcher
+ * @size: sizeof(struct tdispatch_attach)
+ * @flags: %TDISPATCH_ATTACH_*
+ * @name: NUL-terminated name, as %TDISPATCH_IOC_LIST shows it
+ * @event_queue: most queued events with %TDISPATCH_ATTACH_EVENTS (1 to
+ *	65536); 0 otherwise
+ * @pad: must be zero
+ */
+struct tdispatch_attach {
+	__u32 size;
+	__u32 flags;
+	char name[TDISPATCH_NAME_LEN];
+	__u32 event_queue;
+	__u32 pad;
+};
+
+#define TDISPATCH_ATTACH_SIZE_VER0	40
+
 #define TDISPATCH_IOC_CREATE	_IOW(TDISPATCH_IOC_MAGIC, 0x01, struct tdispatch_create)
 #define TDISPATCH_IOC_SUBMIT	_IOWR(TDISPATCH_IOC_MAGIC, 0x02, struct tdispatch_submit)
 #define TDISPATCH_IOC_TAKE	_IOWR(TDISPATCH_IOC_MAGIC, 0x03, struct tdispatch_take)
@@ -338,5 +414,7 @@ struct tdispatch_event {
 #define TDISPATCH_IOC_CANCEL	_IOW(TDISPATCH_IOC_MAGIC, 0x05, struct tdispatch_id)
 #define TDISPATCH_IOC_QUERY	_IOWR(TDISPATCH_IOC_MAGIC, 0x06, struct tdispatch_query)
 #define TDISPATCH_IOC_STATS	_IOWR(TDISPATCH_IOC_MAGIC, 0x07, struct tdispatch_stats_user)
+#define TDISPATCH_IOC_LIST	_IOWR(TDISPATCH_IOC_MAGIC, 0x08, struct tdispatch_list)
+#define TDISPATCH_IOC_ATTACH	_IOW(TDISPATCH_IOC_MAGIC, 0x09, struct tdispatch_attach)
 
 #endif /* _UAPI_LINUX_TDISPATCH_H */

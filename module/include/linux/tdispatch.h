@@ -21,6 +21,7 @@
 #include <linux/llist.h>
 #include <linux/rbtree_types.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 #include <uapi/linux/tdispatch.h>
 
@@ -281,6 +282,43 @@ struct tdispatch_stats {
 	u64 wakeups;
 };
 
+/**
+ * struct tdispatch_user_task - a task a user submits to a named dispatcher
+ * @id: the id it asks for.
+ * @data: its payload bytes, a kernel copy valid during the call.
+ * @len: number of bytes, 1 to %TDISPATCH_PAYLOAD_MAX.
+ * @deadline: as for tdispatch_submit().
+ */
+struct tdispatch_user_task {
+	u64 id;
+	const void *data;
+	u32 len;
+	ktime_t deadline;
+};
+
+/**
+ * struct tdispatch_publish - who may reach a published dispatcher
+ * @uid: its owner.
+ * @gid: its group.
+ * @mode: permission bits (0 to 0777) for owner, group and others, as a
+ *	file's: read permission lets a /dev/tdispatch file attach to it and
+ *	read its counters and events; write permission also lets it submit
+ *	and cancel.  Checked at attach with the credentials of the file's
+ *	opener; there is no override for root other than being the owner.
+ * @user_payload: turn a user's task into a payload for ->process(), or
+ *	return an ERR_PTR() to refuse it (its errno is the task's status).
+ *	Process context; may sleep.  NULL: userspace cannot submit.
+ * @user_free: free a payload from @user_payload that tdispatch_submit()
+ *	refused.  Required with @user_payload.
+ */
+struct tdispatch_publish {
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
+	void *(*user_payload)(struct tdispatch *d, const struct tdispatch_user_task *ut);
+	void (*user_free)(struct tdispatch *d, void *payload);
+};
+
 struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 				   const struct tdispatch_ops *ops, void *priv);
 int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
@@ -288,6 +326,8 @@ int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
 int tdispatch_cancel(struct tdispatch *d, u64 id);
 void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st);
 void *tdispatch_priv(const struct tdispatch *d);
+int tdispatch_publish(struct tdispatch *d, const struct tdispatch_publish *pub);
+void tdispatch_unpublish(struct tdispatch *d);
 int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 		      unsigned long timeout);
 
