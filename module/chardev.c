@@ -21,9 +21,9 @@
 
 static_assert(sizeof(struct tdispatch_id) == TDISPATCH_ID_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_query) == TDISPATCH_QUERY_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_utask) == 32);
+static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER1);
+static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER1);
+static_assert(sizeof(struct tdispatch_utask) == TDISPATCH_UTASK_SIZE_VER1);
 
 /*
  * Copy a growing struct in: at least @ver0 bytes, at most a page, and any
@@ -56,27 +56,37 @@ int td_copy_out(void __user *uarg, const void *karg, size_t ksize)
 
 /* SUBMIT: a status per task; tasks before a bad element stay accepted. */
 int td_submit_vector(void __user *uarg,
-		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut), void *ctx)
+		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags),
+		     void *ctx)
 {
-	struct tdispatch_utask __user *utasks;
 	struct tdispatch_submit s;
-	u32 i;
+	u8 __user *next;
+	u32 i, stride;
 	int ret;
 
 	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_SUBMIT_SIZE_VER0);
 	if (ret)
 		return ret;
-	if (s.flags || !s.count || s.count > TDISPATCH_SUBMIT_MAX)
+	if ((s.flags & ~TDISPATCH_SUBMIT_RELATIVE) || s.pad ||
+	    !s.count || s.count > TDISPATCH_SUBMIT_MAX)
 		return -EINVAL;
-	utasks = u64_to_user_ptr(s.tasks);
+	stride = s.task_size;
+	if (!stride)
+		stride = s.size < TDISPATCH_SUBMIT_SIZE_VER1 ? TDISPATCH_UTASK_SIZE_VER0 :
+							       TDISPATCH_UTASK_SIZE_VER1;
+	if (stride < TDISPATCH_UTASK_SIZE_VER0 || stride > PAGE_SIZE)
+		return -EINVAL;
+	next = u64_to_user_ptr(s.tasks);
 	s.accepted = 0;
-	for (i = 0; i < s.count; i++) {
+	for (i = 0; i < s.count; i++, next += stride) {
 		struct tdispatch_utask ut;
 
-		if (copy_from_user(&ut, &utasks[i], sizeof(ut)))
-			return -EFAULT;
-		ut.status = submit_one(ctx, &ut);
-		if (put_user(ut.status, &utasks[i].status))
+		ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
+		if (ret)
+			return ret;
+		ut.status = submit_one(ctx, &ut, s.flags);
+		if (put_user(ut.status, (s32 __user *)(next +
+				offsetof(struct tdispatch_utask, status))))
 			return -EFAULT;
 		s.accepted += !ut.status;
 	}
@@ -104,7 +114,7 @@ int td_ioctl_query(struct tdispatch *d, void __user *uarg)
 	ret = td_copy_in(&q, sizeof(q), uarg, TDISPATCH_QUERY_SIZE_VER0);
 	if (ret)
 		return ret;
-	if (q.flags || q.pad)
+	if (q.flags || q.delayed)
 		return -EINVAL;
 	td_query(d, q.id, &q.state, &q.attempts, &q.waiting);
 	return td_copy_out(uarg, &q, sizeof(q));

@@ -198,7 +198,8 @@ struct td_file {
 int td_copy_in(void *karg, size_t ksize, const void __user *uarg, size_t ver0);
 int td_copy_out(void __user *uarg, const void *karg, size_t ksize);
 int td_submit_vector(void __user *uarg,
-		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut), void *ctx);
+		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags),
+		     void *ctx);
 int td_ioctl_cancel(struct tdispatch *d, void __user *uarg);
 int td_ioctl_query(struct tdispatch *d, void __user *uarg);
 int td_ioctl_stats(struct tdispatch *d, void __user *uarg, u64 rejected,

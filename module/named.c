@@ -294,7 +294,7 @@ fail:
 	return ret;
 }
 
-static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut)
+static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 {
 	struct td_pub *pub = ctx;
 	struct tdispatch_user_task kt = {

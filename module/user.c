@@ -25,7 +25,7 @@
 #define TD_USER_MAX_BYTES	(16U << 20)	/* payload bytes held per dispatcher */
 #define TD_LEASE_MIN_NS		NSEC_PER_MSEC
 
-static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER1);
 static_assert(sizeof(struct tdispatch_take) == TDISPATCH_TAKE_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_complete) == TDISPATCH_COMPLETE_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_ltask) == 32);
@@ -140,7 +140,7 @@ int td_user_create(struct td_file *f, void __user *uarg)
 	ret = td_copy_in(&c, sizeof(c), uarg, TDISPATCH_CREATE_SIZE_VER0);
 	if (ret)
 		return ret;
-	if ((c.flags & ~TDISPATCH_CREATE_EVENTS) || c.pad ||
+	if ((c.flags & ~TDISPATCH_CREATE_EVENTS) || c.pad || c.pad2 ||
 	    !memchr(c.name, 0, sizeof(c.name)) ||
 	    c.max_buffer > TD_USER_MAX_BUFFER || c.max_batch > TD_USER_MAX_BATCH ||
 	    c.max_input > TD_USER_MAX_BUFFER ||
@@ -199,7 +199,7 @@ fail:
 	return ret;
 }
 
-static int td_submit_one(void *ctx, struct tdispatch_utask *ut)
+static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 {
 	struct td_user *u = ctx;
 	struct td_payload *p;

@@ -1255,22 +1255,26 @@ static const struct td_ioc {
 	const char *name;
 	unsigned long cmd;
 	__u32 ver0;
+	__u32 size;		/* sizeof the struct in this header */
 	__u32 pad_off;		/* a pad that must be zero; 0: none */
 	int valid_err;		/* what a valid call gets: CREATE has its dispatcher */
 	bool out_only;		/* a read-only copy is read fine, only written back */
 	void (*prep)(struct __test_metadata *_metadata, struct td_ioc_ctx *x, union td_arg *a);
 } td_iocs[] = {
 	{ "CREATE", TDISPATCH_IOC_CREATE, TDISPATCH_CREATE_SIZE_VER0,
-	  offsetof(struct tdispatch_create, pad), EEXIST, false, prep_create },
-	{ "SUBMIT", TDISPATCH_IOC_SUBMIT, TDISPATCH_SUBMIT_SIZE_VER0, 0, 0, false, prep_submit },
+	  sizeof(struct tdispatch_create), offsetof(struct tdispatch_create, pad), EEXIST, false, prep_create },
+	{ "SUBMIT", TDISPATCH_IOC_SUBMIT, TDISPATCH_SUBMIT_SIZE_VER0,
+	  sizeof(struct tdispatch_submit), 0, 0, false, prep_submit },
 	{ "TAKE", TDISPATCH_IOC_TAKE, TDISPATCH_TAKE_SIZE_VER0,
-	  offsetof(struct tdispatch_take, pad), 0, false, prep_take },
+	  sizeof(struct tdispatch_take), offsetof(struct tdispatch_take, pad), 0, false, prep_take },
 	{ "COMPLETE", TDISPATCH_IOC_COMPLETE, TDISPATCH_COMPLETE_SIZE_VER0,
-	  offsetof(struct tdispatch_complete, pad), 0, false, prep_complete },
-	{ "CANCEL", TDISPATCH_IOC_CANCEL, TDISPATCH_ID_SIZE_VER0, 0, 0, false, prep_cancel },
+	  sizeof(struct tdispatch_complete), offsetof(struct tdispatch_complete, pad), 0, false, prep_complete },
+	{ "CANCEL", TDISPATCH_IOC_CANCEL, TDISPATCH_ID_SIZE_VER0,
+	  sizeof(struct tdispatch_id), 0, 0, false, prep_cancel },
 	{ "QUERY", TDISPATCH_IOC_QUERY, TDISPATCH_QUERY_SIZE_VER0,
-	  offsetof(struct tdispatch_query, pad), 0, true, prep_query },
-	{ "STATS", TDISPATCH_IOC_STATS, TDISPATCH_STATS_SIZE_VER0, 0, 0, true, prep_stats },
+	  sizeof(struct tdispatch_query), offsetof(struct tdispatch_query, delayed), 0, true, prep_query },
+	{ "STATS", TDISPATCH_IOC_STATS, TDISPATCH_STATS_SIZE_VER0,
+	  sizeof(struct tdispatch_stats_user), 0, 0, true, prep_stats },
 };
 
 /* @c on @arg with the field at @off set to @val must fail with @err, counted. */
@@ -1311,7 +1315,7 @@ static void check_size(struct __test_metadata *_metadata, int fd, const struct t
 		       union td_arg *a)
 {
 	union td_arg *tail = malloc(sizeof(*tail));
-	__u32 big = c->ver0 + 8;
+	__u32 big = c->size + 8;
 	__u64 before;
 	long ret;
 

@@ -44,7 +44,10 @@ struct tdispatch_version {
 /* Optional features; a caller must ignore bits it does not know. */
 #define TDISPATCH_FEAT_USER		_BITULL(0)	/* CREATE..STATS, read, poll */
 #define TDISPATCH_FEAT_NAMED		_BITULL(1)	/* LIST, ATTACH */
-#define TDISPATCH_FEAT_ALL		(TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED)
+#define TDISPATCH_FEAT_DELAYED		_BITULL(2)	/* not_before_ns, max_delayed */
+#define TDISPATCH_FEAT_PERIODIC		_BITULL(3)	/* PERIODIC_ADD, _DEL, _STATS */
+#define TDISPATCH_FEAT_ALL		(TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED | \
+					 TDISPATCH_FEAT_DELAYED | TDISPATCH_FEAT_PERIODIC)
 
 /* Report the ABI version and feature bitmap.  Errors: EFAULT, EINVAL. */
 #define TDISPATCH_IOC_VERSION	_IOWR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version)
@@ -82,6 +85,10 @@ struct tdispatch_version {
  * @event_queue: most queued events with %TDISPATCH_CREATE_EVENTS (1 to
  *	65536); 0 otherwise
  * @pad: must be zero
+ * @max_delayed: most tasks waiting for their not-before time (0 to
+ *	1048576); a submission beyond gets ENOSPC.  0 (and callers of the
+ *	first version of this struct): no delayed tasks.
+ * @pad2: must be zero
  */
 struct tdispatch_create {
 	__u32 size;
@@ -97,9 +104,12 @@ struct tdispatch_create {
 	__u64 lease_ns;
 	__u32 event_queue;
 	__u32 pad;
+	__u32 max_delayed;
+	__u32 pad2;
 };
 
 #define TDISPATCH_CREATE_SIZE_VER0	88
+#define TDISPATCH_CREATE_SIZE_VER1	96	/* adds max_delayed */
 
 /**
  * struct tdispatch_utask - one task to submit
@@ -108,6 +118,12 @@ struct tdispatch_create {
  * @payload_len: 1 to %TDISPATCH_PAYLOAD_MAX
  * @status: out: 0 if accepted, else a negative errno for this task
  * @deadline_ns: CLOCK_MONOTONIC time after which the task expires; 0: none
+ * @not_before_ns: CLOCK_MONOTONIC time before which it does not enter the
+ *	pending set (with %TDISPATCH_SUBMIT_RELATIVE: a delay from now); 0:
+ *	at once.  Only with &tdispatch_submit.task_size of at least
+ *	%TDISPATCH_UTASK_SIZE_VER1.
+ *
+ * The vector's elements are &tdispatch_submit.task_size bytes apart.
  */
 struct tdispatch_utask {
 	__u64 id;
@@ -115,15 +131,29 @@ struct tdispatch_utask {
 	__u32 payload_len;
 	__s32 status;
 	__u64 deadline_ns;
+	__u64 not_before_ns;
 };
+
+#define TDISPATCH_UTASK_SIZE_VER0	32
+#define TDISPATCH_UTASK_SIZE_VER1	40	/* adds not_before_ns */
+
+/* struct tdispatch_submit.flags */
+#define TDISPATCH_SUBMIT_RELATIVE	_BITUL(0)	/* not_before_ns is a delay */
 
 /**
  * struct tdispatch_submit - submit a vector of tasks
  * @size: sizeof(struct tdispatch_submit)
- * @flags: must be zero
+ * @flags: %TDISPATCH_SUBMIT_RELATIVE, or 0
  * @tasks: user pointer to @count struct tdispatch_utask
  * @count: 1 to %TDISPATCH_SUBMIT_MAX
  * @accepted: out: how many were accepted; see each task's @status
+ * @task_size: the distance between the vector's elements, at least
+ *	%TDISPATCH_UTASK_SIZE_VER0 and at most a page, bytes beyond those the
+ *	kernel knows must be zero; 0 means %TDISPATCH_UTASK_SIZE_VER1, the
+ *	size that goes with this version of the struct.  Callers of the
+ *	first version (@size %TDISPATCH_SUBMIT_SIZE_VER0) have
+ *	%TDISPATCH_UTASK_SIZE_VER0.
+ * @pad: must be zero
  */
 struct tdispatch_submit {
 	__u32 size;
@@ -131,9 +161,12 @@ struct tdispatch_submit {
 	__u64 tasks;
 	__u32 count;
 	__u32 accepted;
+	__u32 task_size;
+	__u32 pad;
 };
 
 #define TDISPATCH_SUBMIT_SIZE_VER0	24
+#define TDISPATCH_SUBMIT_SIZE_VER1	32	/* adds task_size */
 
 /**
  * struct tdispatch_ltask - one task of a taken batch
@@ -226,16 +259,18 @@ struct tdispatch_id {
 #define TDISPATCH_STATE_ABSENT		0	/* not pending, not in flight */
 #define TDISPATCH_STATE_PENDING		1	/* waiting for a batch */
 #define TDISPATCH_STATE_IN_FLIGHT	2	/* in a batch being worked on */
+#define TDISPATCH_STATE_DELAYED		3	/* waiting for its not-before time */
 
 /**
  * struct tdispatch_query - where the task of an id is
  * @size: sizeof(struct tdispatch_query)
  * @flags: must be zero
  * @id: the task id
- * @state: out: %TDISPATCH_STATE_*
+ * @state: out: %TDISPATCH_STATE_*: in flight, else pending, else delayed
  * @attempts: out: retries so far of the pending or in-flight task
  * @waiting: out: 1 if a newer task of @id waits behind the in-flight one
- * @pad: must be zero
+ * @delayed: in: must be zero; out: 1 if a task of @id waits for its
+ *	not-before time (whatever @state says)
  */
 struct tdispatch_query {
 	__u32 size;
@@ -244,7 +279,7 @@ struct tdispatch_query {
 	__u32 state;
 	__u32 attempts;
 	__u32 waiting;
-	__u32 pad;
+	__u32 delayed;
 };
 
 #define TDISPATCH_QUERY_SIZE_VER0	32
@@ -270,9 +305,11 @@ struct tdispatch_query {
  * @redelivered: batches whose lease expired or whose holder closed the file
  * @rejected_calls: calls on this file that failed with an error
  * @events_lost: outcome events dropped because the event queue was full
+ * @delayed: waiting for their not-before time
+ * @periodic_runs: runs of periodic tasks submitted (counted in @accepted)
  *
- * At every snapshot: accepted = queued + pending + in_flight + done +
- * failed + overridden + expired + dropped + cancelled.
+ * At every snapshot: accepted = queued + delayed + pending + in_flight +
+ * done + failed + overridden + expired + dropped + cancelled.
  */
 struct tdispatch_stats_user {
 	__u32 size;
@@ -294,9 +331,76 @@ struct tdispatch_stats_user {
 	__u64 redelivered;
 	__u64 rejected_calls;
 	__u64 events_lost;
+	__u64 delayed;
+	__u64 periodic_runs;
 };
 
 #define TDISPATCH_STATS_SIZE_VER0	144
+#define TDISPATCH_STATS_SIZE_VER1	160	/* adds delayed, periodic_runs */
+
+/*
+ * Supervised periodic tasks of a dispatcher owned by this file: every
+ * interval a run (a task with the registration's id and payload) is
+ * submitted.  A run that has not ended within timeout_ns, or that ends
+ * with CONGESTION or TRANSIENT, doubles the interval, up to period_ns *
+ * max_backoff; a SUCCESS resets it to period_ns.  The next run falls due
+ * one interval after the previous ended or timed out; a run still going
+ * then is not started twice, that is counted as skipped.  Runs are not
+ * retried: the next run is the retry.
+ */
+
+/**
+ * struct tdispatch_periodic_add - register a periodic task
+ * @size: sizeof(struct tdispatch_periodic_add)
+ * @flags: must be zero
+ * @id: the task id of its runs; one registration per id
+ * @period_ns: the base interval, 1 ms to 1 day; the first run is due at once
+ * @timeout_ns: a run not ended this long after it was submitted has timed
+ *	out (1 ms to 1 day)
+ * @max_backoff: the interval grows to at most @period_ns times this (1 to
+ *	1024)
+ * @payload_len: 1 to %TDISPATCH_PAYLOAD_MAX
+ * @payload: user pointer to the payload every run carries
+ */
+struct tdispatch_periodic_add {
+	__u32 size;
+	__u32 flags;
+	__u64 id;
+	__u64 period_ns;
+	__u64 timeout_ns;
+	__u32 max_backoff;
+	__u32 payload_len;
+	__u64 payload;
+};
+
+#define TDISPATCH_PERIODIC_ADD_SIZE_VER0	48
+
+/**
+ * struct tdispatch_periodic_stats_user - the counters of one periodic task
+ * @size: sizeof(struct tdispatch_periodic_stats_user)
+ * @flags: must be zero
+ * @id: in: the registration's id
+ * @runs: out: runs submitted
+ * @successes: out: runs that ended with SUCCESS
+ * @timeouts: out: runs that had not ended within the timeout
+ * @failures: out: runs that ended otherwise (CONGESTION, TRANSIENT,
+ *	PERMANENT, or without being processed)
+ * @skipped: out: due times passed over because a run was still going
+ * @interval_ns: out: the current interval
+ */
+struct tdispatch_periodic_stats_user {
+	__u32 size;
+	__u32 flags;
+	__u64 id;
+	__u64 runs;
+	__u64 successes;
+	__u64 timeouts;
+	__u64 failures;
+	__u64 skipped;
+	__u64 interval_ns;
+};
+
+#define TDISPATCH_PERIODIC_STATS_SIZE_VER0	64
 
 /* struct tdispatch_event.type */
 #define TDISPATCH_EVENT_OUTCOME		1	/* a task ended */
@@ -416,5 +520,8 @@ struct tdispatch_attach {
 #define TDISPATCH_IOC_STATS	_IOWR(TDISPATCH_IOC_MAGIC, 0x07, struct tdispatch_stats_user)
 #define TDISPATCH_IOC_LIST	_IOWR(TDISPATCH_IOC_MAGIC, 0x08, struct tdispatch_list)
 #define TDISPATCH_IOC_ATTACH	_IOW(TDISPATCH_IOC_MAGIC, 0x09, struct tdispatch_attach)
+#define TDISPATCH_IOC_PERIODIC_ADD	_IOW(TDISPATCH_IOC_MAGIC, 0x0a, struct tdispatch_periodic_add)
+#define TDISPATCH_IOC_PERIODIC_DEL	_IOW(TDISPATCH_IOC_MAGIC, 0x0b, struct tdispatch_id)
+#define TDISPATCH_IOC_PERIODIC_STATS	_IOWR(TDISPATCH_IOC_MAGIC, 0x0c, struct tdispatch_periodic_stats_user)
 
 #endif /* _UAPI_LINUX_TDISPATCH_H */
