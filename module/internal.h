@@ -95,6 +95,39 @@ unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
 ktime_t td_pending_next_delayed(struct td_pending *p);
 struct tdispatch_task *td_pending_lookup_delayed(struct td_pending *p, u64 id);
 
+/*
+ * A supervised periodic task, as Eureka's TimedSupervisorTask: a run is
+ * submitted every interval; a run that times out, or ends with CONGESTION
+ * or TRANSIENT, doubles the interval up to max_interval_ns, and a SUCCESS
+ * resets it to the period.  Pure state like the pending set: the caller
+ * locks and passes the time.
+ */
+struct td_periodic {
+	u64 id;
+	void *payload;
+	u64 period_ns, timeout_ns, max_interval_ns;	/* max = period * bound */
+	u64 interval_ns;		/* current */
+	ktime_t next;			/* KTIME_MAX while a run goes, not timed out */
+	ktime_t run_deadline;		/* the running run times out at */
+	bool running, timed_out, removed;
+	u64 runs, successes, timeouts, failures, skipped;
+	struct list_head node;		/* the engine's list of registrations */
+	void *run;			/* the engine's task of the current run */
+};
+
+enum td_periodic_action {
+	TD_PERIODIC_NONE,
+	TD_PERIODIC_RUN,		/* the caller must submit a run now */
+};
+
+bool td_periodic_valid(u64 period_ns, u64 timeout_ns, unsigned int bound);
+void td_periodic_init(struct td_periodic *pr, u64 id, u64 period_ns,
+		      u64 timeout_ns, unsigned int bound, void *payload,
+		      ktime_t now);
+enum td_periodic_action td_periodic_tick(struct td_periodic *pr, ktime_t now);
+void td_periodic_ended(struct td_periodic *pr, int result, ktime_t now);
+ktime_t td_periodic_when(const struct td_periodic *pr);
+
 /* The traffic shaper: how long the acceptor holds off after a failure. */
 struct td_shaper {
 	u64 congestion_delay_ns;
