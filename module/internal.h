@@ -40,6 +40,7 @@ enum td_task_state {
 	TD_TASK_PENDING,	/* in the pending set, free to be batched */
 	TD_TASK_WAITING,	/* pending, behind an in-flight task of its id */
 	TD_TASK_INFLIGHT,	/* in a batch that a worker holds */
+	TD_TASK_DELAYED,	/* waiting for its not_before time */
 };
 
 /*
@@ -50,6 +51,11 @@ enum td_task_state {
  * one (its ->waiting is the newer task queued behind it), else the pending
  * one.  The order list holds every pending task, waiting ones included,
  * oldest place in line first, retries at the head.
+ *
+ * Tasks whose not_before time has not come are kept apart, in two trees
+ * that each hold one task per id: ->delayed by not_before (equal times in
+ * arrival order) through ->tnode, ->delayed_ids by id through ->node.
+ * They touch nothing in the set proper until td_pending_promote().
  */
 struct td_pending {
 	struct rb_root tree;
@@ -57,6 +63,9 @@ struct td_pending {
 	unsigned int nr_pending;	/* on the order list */
 	unsigned int nr_waiting;	/* of those, behind an in-flight id */
 	unsigned int nr_inflight;	/* in batches */
+	struct rb_root_cached delayed;
+	struct rb_root delayed_ids;
+	unsigned int nr_delayed;	/* in both delayed trees */
 	unsigned int max_buffer;
 	unsigned int max_batch;
 	u64 max_delay_ns;
@@ -81,6 +90,43 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap);
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap);
 struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id);
+unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
+				struct list_head *reap);
+ktime_t td_pending_next_delayed(struct td_pending *p);
+struct tdispatch_task *td_pending_lookup_delayed(struct td_pending *p, u64 id);
+
+/*
+ * A supervised periodic task, as Eureka's TimedSupervisorTask: a run is
+ * submitted every interval; a run that times out, or ends with CONGESTION
+ * or TRANSIENT, doubles the interval up to max_interval_ns, and a SUCCESS
+ * resets it to the period.  Pure state like the pending set: the caller
+ * locks and passes the time.
+ */
+struct td_periodic {
+	u64 id;
+	void *payload;
+	u64 period_ns, timeout_ns, max_interval_ns;	/* max = period * bound */
+	u64 interval_ns;		/* current */
+	ktime_t next;			/* KTIME_MAX while a run goes, not timed out */
+	ktime_t run_deadline;		/* the running run times out at */
+	bool running, timed_out, removed;
+	u64 runs, successes, timeouts, failures, skipped;
+	struct list_head node;		/* the engine's list of registrations */
+	void *run;			/* the engine's task of the current run */
+};
+
+enum td_periodic_action {
+	TD_PERIODIC_NONE,
+	TD_PERIODIC_RUN,		/* the caller must submit a run now */
+};
+
+bool td_periodic_valid(u64 period_ns, u64 timeout_ns, unsigned int bound);
+void td_periodic_init(struct td_periodic *pr, u64 id, u64 period_ns,
+		      u64 timeout_ns, unsigned int bound, void *payload,
+		      ktime_t now);
+enum td_periodic_action td_periodic_tick(struct td_periodic *pr, ktime_t now);
+void td_periodic_ended(struct td_periodic *pr, int result, ktime_t now);
+ktime_t td_periodic_when(const struct td_periodic *pr);
 
 /* The traffic shaper: how long the acceptor holds off after a failure. */
 struct td_shaper {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The pending set: coalescing by id, the bound, the order of the line,
- * batch cutting and per-id exclusion.
+ * batch cutting, per-id exclusion and tasks delayed until a set time.
  *
  * Nothing here locks, allocates, sleeps or reads a clock; the caller holds
  * the dispatcher's lock and passes the time.  A task that ends is moved to
@@ -17,6 +17,8 @@ void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 {
 	*p = (struct td_pending) {
 		.tree = RB_ROOT,
+		.delayed = RB_ROOT_CACHED,
+		.delayed_ids = RB_ROOT,
 		.max_buffer = max_buffer,
 		.max_batch = max_batch,
 		.max_delay_ns = max_delay_ns,
@@ -37,9 +39,9 @@ static bool td_task_expired(const struct tdispatch_task *t, ktime_t now)
 	return t->deadline && ktime_after(now, t->deadline);
 }
 
-struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id)
+static struct tdispatch_task *td_tree_lookup(struct rb_root *root, u64 id)
 {
-	struct rb_node *n = p->tree.rb_node;
+	struct rb_node *n = root->rb_node;
 
 	while (n) {
 		struct tdispatch_task *t = rb_entry(n, struct tdispatch_task, node);
@@ -54,9 +56,26 @@ struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id)
 	return NULL;
 }
 
-static void td_pending_link(struct td_pending *p, struct tdispatch_task *t)
+struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id)
 {
-	struct rb_node **link = &p->tree.rb_node, *parent = NULL;
+	return td_tree_lookup(&p->tree, id);
+}
+
+/**
+ * td_pending_lookup_delayed() - the task of an id waiting for its time
+ * @p: the pending set
+ * @id: the id
+ *
+ * Return: the delayed task of @id, or NULL if none waits.
+ */
+struct tdispatch_task *td_pending_lookup_delayed(struct td_pending *p, u64 id)
+{
+	return td_tree_lookup(&p->delayed_ids, id);
+}
+
+static void td_tree_link(struct rb_root *root, struct tdispatch_task *t)
+{
+	struct rb_node **link = &root->rb_node, *parent = NULL;
 
 	while (*link) {
 		struct tdispatch_task *cur = rb_entry(*link, struct tdispatch_task, node);
@@ -65,7 +84,39 @@ static void td_pending_link(struct td_pending *p, struct tdispatch_task *t)
 		link = t->id < cur->id ? &parent->rb_left : &parent->rb_right;
 	}
 	rb_link_node(&t->node, parent, link);
-	rb_insert_color(&t->node, &p->tree);
+	rb_insert_color(&t->node, root);
+}
+
+static void td_pending_link(struct td_pending *p, struct tdispatch_task *t)
+{
+	td_tree_link(&p->tree, t);
+}
+
+/* Strictly earlier only, so that equal times keep their arrival order. */
+static bool td_delayed_less(struct rb_node *a, const struct rb_node *b)
+{
+	return ktime_before(rb_entry(a, struct tdispatch_task, tnode)->not_before,
+			    rb_entry(b, struct tdispatch_task, tnode)->not_before);
+}
+
+static void td_delayed_link(struct td_pending *p, struct tdispatch_task *t)
+{
+	rb_add_cached(&t->tnode, &p->delayed, td_delayed_less);
+}
+
+/* Take a delayed task out of both delayed trees, without ending it. */
+static void td_delayed_unlink(struct td_pending *p, struct tdispatch_task *t)
+{
+	rb_erase_cached(&t->tnode, &p->delayed);
+	rb_erase(&t->node, &p->delayed_ids);
+	p->nr_delayed--;
+}
+
+static struct tdispatch_task *td_delayed_first(struct td_pending *p)
+{
+	struct rb_node *n = rb_first_cached(&p->delayed);
+
+	return n ? rb_entry(n, struct tdispatch_task, tnode) : NULL;
 }
 
 /* Take a pending (or waiting) task out of the set, without ending it. */
@@ -118,31 +169,16 @@ static void td_pending_override(struct td_pending *p, struct tdispatch_task *old
 	td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
 }
 
-/**
- * td_pending_add() - take a newly drained task into the pending set
- * @p: the pending set
- * @t: the task, off its input list
- * @now: the current time
- * @reap: where tasks that end are put
- *
- * A task with an id already pending replaces that task in its place in
- * line.  A task whose id is in flight waits behind it, replacing an
- * earlier waiter.  A task that needs a new place makes room by dropping
- * the oldest when the set is full.
+/*
+ * @t, due now and not expired, joins the set: it replaces a pending task
+ * of its id, waits behind an in-flight one, or takes a new place in line.
  */
-void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
-		    struct list_head *reap)
+static void td_pending_enter(struct td_pending *p, struct tdispatch_task *t,
+			     ktime_t now, struct list_head *reap)
 {
-	struct tdispatch_task *cur;
+	struct tdispatch_task *cur = td_pending_lookup(p, t->id);
 
-	p->drained++;
 	t->waiting = NULL;
-	if (td_task_expired(t, now)) {
-		td_task_end(p, t, TDISPATCH_EXPIRED, reap);
-		return;
-	}
-
-	cur = td_pending_lookup(p, t->id);
 	if (!cur) {
 		td_pending_make_room(p, reap);
 		t->state = TD_TASK_PENDING;
@@ -169,6 +205,113 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 		p->nr_pending++;
 		p->nr_waiting++;
 	}
+}
+
+/*
+ * @t waits for its not_before time.  It replaces a delayed task of its id
+ * in both trees, under its own time, but leaves a pending or in-flight
+ * task of its id alone until it is promoted.
+ */
+static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
+			     struct list_head *reap)
+{
+	struct tdispatch_task *old = td_pending_lookup_delayed(p, t->id);
+
+	t->state = TD_TASK_DELAYED;
+	if (old) {
+		rb_replace_node(&old->node, &t->node, &p->delayed_ids);
+		rb_erase_cached(&old->tnode, &p->delayed);
+		td_delayed_link(p, t);
+		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
+	} else {
+		td_tree_link(&p->delayed_ids, t);
+		td_delayed_link(p, t);
+		p->nr_delayed++;
+	}
+}
+
+/**
+ * td_pending_add() - take a newly drained task into the pending set
+ * @p: the pending set
+ * @t: the task, off its input list
+ * @now: the current time
+ * @reap: where tasks that end are put
+ *
+ * A task with an id already pending replaces that task in its place in
+ * line.  A task whose id is in flight waits behind it, replacing an
+ * earlier waiter.  A task that needs a new place makes room by dropping
+ * the oldest when the set is full.
+ *
+ * A task whose not_before time is still to come is delayed instead, until
+ * td_pending_promote() lets it in as above.  Either way it replaces a
+ * delayed task of its id: the newest task's not_before time wins.
+ */
+void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
+		    struct list_head *reap)
+{
+	struct tdispatch_task *old;
+
+	p->drained++;
+	/* As with pending ones, an expired newer task displaces nothing. */
+	if (td_task_expired(t, now)) {
+		td_task_end(p, t, TDISPATCH_EXPIRED, reap);
+		return;
+	}
+	if (ktime_after(t->not_before, now)) {
+		td_pending_delay(p, t, reap);
+		return;
+	}
+	old = td_pending_lookup_delayed(p, t->id);
+	if (old) {
+		td_delayed_unlink(p, old);
+		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
+	}
+	td_pending_enter(p, t, now, reap);
+}
+
+/**
+ * td_pending_promote() - let in the delayed tasks whose time has come
+ * @p: the pending set
+ * @now: the current time
+ * @reap: where tasks that end are put
+ *
+ * Every delayed task with a not_before time at or before @now enters the
+ * set, earliest time first, as td_pending_add() would take it in at @now:
+ * it may expire, replace a pending task of its id, wait behind an
+ * in-flight one or make room by dropping the oldest.  A task that takes a
+ * new place in line is queued at @now, for max_delay.
+ *
+ * Return: how many tasks left the delayed set, expired ones included.
+ */
+unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
+				struct list_head *reap)
+{
+	struct tdispatch_task *t;
+	unsigned int n = 0;
+
+	while ((t = td_delayed_first(p)) && !ktime_after(t->not_before, now)) {
+		td_delayed_unlink(p, t);
+		n++;
+		if (td_task_expired(t, now))
+			td_task_end(p, t, TDISPATCH_EXPIRED, reap);
+		else
+			td_pending_enter(p, t, now, reap);
+	}
+	return n;
+}
+
+/**
+ * td_pending_next_delayed() - when the next delayed task falls due
+ * @p: the pending set
+ *
+ * Return: the earliest not_before time of the delayed tasks, KTIME_MAX if
+ * there are none.
+ */
+ktime_t td_pending_next_delayed(struct td_pending *p)
+{
+	struct tdispatch_task *t = td_delayed_first(p);
+
+	return t ? t->not_before : KTIME_MAX;
 }
 
 /**
@@ -297,42 +440,53 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 }
 
 /**
- * td_pending_cancel() - cancel the pending task of an id
+ * td_pending_cancel() - cancel the pending and the delayed task of an id
  * @p: the pending set
  * @id: the id
- * @reap: where the cancelled task is put
+ * @reap: where the cancelled tasks are put
  *
- * Return: 0 if a pending task was cancelled, -EBUSY if the id is only in
- * flight (a running batch cannot be recalled), -ENOENT if it is unknown.
+ * Return: 0 if a pending or delayed task (or both) was cancelled, -EBUSY
+ * if the id is only in flight (a running batch cannot be recalled),
+ * -ENOENT if it is unknown.
  */
 int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap)
 {
 	struct tdispatch_task *t = td_pending_lookup(p, id);
+	bool busy = t && t->state == TD_TASK_INFLIGHT;
+	int ret = busy ? -EBUSY : -ENOENT;
 
-	if (!t)
-		return -ENOENT;
-	if (t->state == TD_TASK_INFLIGHT) {
+	if (busy)
 		t = t->waiting;
-		if (!t)
-			return -EBUSY;
+	if (t) {
+		td_pending_unlink(p, t);
+		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
+		ret = 0;
 	}
-	td_pending_unlink(p, t);
-	td_task_end(p, t, TDISPATCH_CANCELLED, reap);
-	return 0;
+	t = td_pending_lookup_delayed(p, id);
+	if (t) {
+		td_delayed_unlink(p, t);
+		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
+		ret = 0;
+	}
+	return ret;
 }
 
 /**
- * td_pending_cancel_all() - cancel every pending task
+ * td_pending_cancel_all() - cancel every pending and every delayed task
  * @p: the pending set
  * @reap: where they are put
  */
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap)
 {
-	while (!list_empty(&p->order)) {
-		struct tdispatch_task *t = list_first_entry(&p->order,
-						struct tdispatch_task, order);
+	struct tdispatch_task *t;
 
+	while (!list_empty(&p->order)) {
+		t = list_first_entry(&p->order, struct tdispatch_task, order);
 		td_pending_unlink(p, t);
+		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
+	}
+	while ((t = td_delayed_first(p))) {
+		td_delayed_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
 	}
 }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of tdispatch's thread-free logic: the pending set and the
- * traffic shaper.  Both files are included whole so that their static
- * helpers come along; callers pass "now", so nothing here sleeps.
+ * KUnit tests of tdispatch's thread-free logic: the pending set, the
+ * traffic shaper and periodic registrations.  The files are included whole
+ * so that their static helpers come along; callers pass "now", so nothing
+ * here sleeps.
  *
  * Every operation on a pending set goes through a wrapper that checks the
- * accounting afterwards: each task taken in is pending, in flight or on the
- * reap list with its outcome, exactly once.
+ * accounting afterwards: each task taken in is pending, in flight, delayed
+ * or on the reap list with its outcome, exactly once.
  */
 #include <kunit/test.h>
 #include <linux/module.h>
@@ -14,6 +15,7 @@
 
 #include "../pending.c"
 #include "../shaper.c"
+#include "../periodic.c"
 
 #define TD_BATCH_MAX	8	/* largest max_batch any case uses */
 #define TD_ORDER_MAX	16	/* longest order list any case checks */
@@ -38,7 +40,41 @@ struct td_kunit {
 	unsigned long serial;	/* payload of the last task made */
 };
 
-/* drained == sum(outcomes) + nr_pending + nr_inflight, and the lists agree. */
+static unsigned int td_tree_size(struct rb_root *root)
+{
+	unsigned int nr = 0;
+	struct rb_node *n;
+
+	for (n = rb_first(root); n; n = rb_next(n))
+		nr++;
+	return nr;
+}
+
+/* Both delayed trees hold the same nr_delayed tasks, in not_before order. */
+static void td_check_delayed(struct td_kunit *k)
+{
+	struct td_pending *p = &k->p;
+	ktime_t last = 0;
+	unsigned int nr = 0;
+	struct rb_node *n;
+
+	for (n = rb_first_cached(&p->delayed); n; n = rb_next(n)) {
+		struct tdispatch_task *t = rb_entry(n, struct tdispatch_task, tnode);
+
+		KUNIT_EXPECT_EQ(k->test, t->state, TD_TASK_DELAYED);
+		KUNIT_EXPECT_GE(k->test, t->not_before, last);
+		KUNIT_EXPECT_PTR_EQ(k->test, td_pending_lookup_delayed(p, t->id), t);
+		last = t->not_before;
+		nr++;
+	}
+	KUNIT_EXPECT_EQ(k->test, nr, p->nr_delayed);
+	KUNIT_EXPECT_EQ(k->test, td_tree_size(&p->delayed_ids), p->nr_delayed);
+}
+
+/*
+ * drained == sum(outcomes) + nr_pending + nr_inflight + nr_delayed, and the
+ * lists and trees agree.
+ */
 static void td_check(struct td_kunit *k)
 {
 	unsigned int reaped[TDISPATCH_NR_OUTCOMES] = {};
@@ -64,7 +100,12 @@ static void td_check(struct td_kunit *k)
 	}
 	KUNIT_EXPECT_EQ(k->test, nr, p->nr_pending);
 	KUNIT_EXPECT_EQ(k->test, waiting, p->nr_waiting);
-	KUNIT_EXPECT_EQ(k->test, p->drained, ended + p->nr_pending + p->nr_inflight);
+	/* One node per id: in flight, or pending and not waiting. */
+	KUNIT_EXPECT_EQ(k->test, td_tree_size(&p->tree),
+			p->nr_inflight + p->nr_pending - p->nr_waiting);
+	td_check_delayed(k);
+	KUNIT_EXPECT_EQ(k->test, p->drained,
+			ended + p->nr_pending + p->nr_inflight + p->nr_delayed);
 }
 
 static struct td_kunit *td_setup(struct kunit *test, unsigned int max_buffer,
@@ -80,8 +121,9 @@ static struct td_kunit *td_setup(struct kunit *test, unsigned int max_buffer,
 	return k;
 }
 
-static struct tdispatch_task *td_add_dl(struct td_kunit *k, u64 id,
-					ktime_t deadline, ktime_t now)
+static struct tdispatch_task *td_add_at(struct td_kunit *k, u64 id,
+					ktime_t not_before, ktime_t deadline,
+					ktime_t now)
 {
 	struct tdispatch_task *t = kunit_kzalloc(k->test, sizeof(*t), GFP_KERNEL);
 
@@ -90,9 +132,23 @@ static struct tdispatch_task *td_add_dl(struct td_kunit *k, u64 id,
 	t->payload = (void *)(++k->serial);
 	t->submitted = now;
 	t->deadline = deadline;
+	t->not_before = not_before;
 	td_pending_add(&k->p, t, now, &k->reap);
 	td_check(k);
 	return t;
+}
+
+static struct tdispatch_task *td_add_dl(struct td_kunit *k, u64 id,
+					ktime_t deadline, ktime_t now)
+{
+	return td_add_at(k, id, 0, deadline, now);
+}
+
+/* Add a task of @id that may enter no earlier than @not_before. */
+static struct tdispatch_task *td_add_later(struct td_kunit *k, u64 id,
+					   ktime_t not_before, ktime_t now)
+{
+	return td_add_at(k, id, not_before, 0, now);
 }
 
 static struct tdispatch_task *td_add(struct td_kunit *k, u64 id, ktime_t now)
@@ -158,6 +214,33 @@ static void td_expect_outcomes(struct td_kunit *k, const u64 *want)
 static void td_expect_lookup(struct td_kunit *k, u64 id, struct tdispatch_task *t)
 {
 	KUNIT_EXPECT_PTR_EQ(k->test, td_pending_lookup(&k->p, id), t);
+}
+
+static void td_expect_delayed_lookup(struct td_kunit *k, u64 id,
+				     struct tdispatch_task *t)
+{
+	KUNIT_EXPECT_PTR_EQ(k->test, td_pending_lookup_delayed(&k->p, id), t);
+}
+
+/* The delayed tasks are @ids, in the order they will be promoted. */
+static void td_expect_delayed(struct td_kunit *k, const u64 *ids)
+{
+	struct tdispatch_task *seen[TD_ORDER_MAX];
+	unsigned int nr = 0;
+	struct rb_node *n;
+
+	for (n = rb_first_cached(&k->p.delayed); n; n = rb_next(n)) {
+		KUNIT_ASSERT_LT(k->test, nr, TD_ORDER_MAX);
+		seen[nr++] = rb_entry(n, struct tdispatch_task, tnode);
+	}
+	td_expect_ids(k, seen, nr, ids);
+}
+
+/* Promote at @now and expect @nr tasks to leave the delayed set. */
+static void td_promote(struct td_kunit *k, ktime_t now, unsigned int nr)
+{
+	KUNIT_EXPECT_EQ(k->test, td_pending_promote(&k->p, now, &k->reap), nr);
+	td_check(k);
 }
 
 /* td_pending_due() says @due; if not, that it will be by age at @when. */
@@ -621,6 +704,440 @@ static void td_test_cancel_all(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
 }
 
+/* Delayed tasks */
+
+static void td_test_delayed_waits(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *t, *at_once;
+
+	t = td_add_later(k, 1, 2000, 100);
+	KUNIT_EXPECT_EQ(test, t->state, TD_TASK_DELAYED);
+	KUNIT_EXPECT_EQ(test, k->p.nr_delayed, 1);
+	KUNIT_EXPECT_EQ(test, k->p.nr_pending, 0);
+	td_expect_lookup(k, 1, NULL);
+	td_expect_delayed_lookup(k, 1, t);
+	td_expect_due(k, 1999, false, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, td_pending_next_delayed(&k->p), 2000);
+	/* A not_before of now or earlier is no delay. */
+	at_once = td_add_later(k, 2, 100, 100);
+	KUNIT_EXPECT_EQ(test, at_once->state, TD_TASK_PENDING);
+	td_expect_order(k, TD_IDS(2));
+	td_promote(k, 1999, 0);
+	KUNIT_EXPECT_EQ(test, t->state, TD_TASK_DELAYED);
+	td_promote(k, 2000, 1);
+	KUNIT_EXPECT_EQ(test, t->state, TD_TASK_PENDING);
+	KUNIT_EXPECT_EQ(test, t->queued, 2000);
+	KUNIT_EXPECT_EQ(test, k->p.nr_delayed, 0);
+	td_expect_lookup(k, 1, t);
+	td_expect_delayed_lookup(k, 1, NULL);
+	td_expect_order(k, TD_IDS(2, 1));
+	KUNIT_EXPECT_EQ(test, td_pending_next_delayed(&k->p), KTIME_MAX);
+	td_promote(k, 5000, 0);
+	/* Drained once, not again when promoted. */
+	KUNIT_EXPECT_EQ(test, k->p.drained, 2);
+	td_expect_outcomes(k, TD_OUTCOMES());
+}
+
+static void td_test_delayed_order(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 8);
+
+	td_add_later(k, 1, 3000, 100);
+	td_add_later(k, 2, 2000, 101);
+	td_add_later(k, 3, 3000, 102);
+	td_add_later(k, 4, 1000, 103);
+	td_add_later(k, 5, 2000, 104);
+	/* Equal times keep their arrival order. */
+	td_expect_delayed(k, TD_IDS(4, 2, 5, 1, 3));
+	KUNIT_EXPECT_EQ(test, td_pending_next_delayed(&k->p), 1000);
+	td_promote(k, 2500, 3);
+	td_expect_order(k, TD_IDS(4, 2, 5));
+	td_expect_delayed(k, TD_IDS(1, 3));
+	KUNIT_EXPECT_EQ(test, td_pending_next_delayed(&k->p), 3000);
+	td_promote(k, 3000, 2);
+	td_expect_order(k, TD_IDS(4, 2, 5, 1, 3));
+	td_expect_delayed(k, TD_NONE);
+}
+
+/* The newest task of an id wins, with its own not_before time. */
+static void td_test_delayed_overridden(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *first, *later, *earlier;
+
+	first = td_add_later(k, 1, 2000, 100);
+	td_add_later(k, 2, 2500, 100);
+	later = td_add_later(k, 1, 3000, 200);
+	td_expect_ended(k, first, TDISPATCH_OVERRIDDEN);
+	td_expect_delayed_lookup(k, 1, later);
+	td_expect_delayed(k, TD_IDS(2, 1));
+	KUNIT_EXPECT_EQ(test, k->p.nr_delayed, 2);
+	KUNIT_EXPECT_EQ(test, td_pending_next_delayed(&k->p), 2500);
+	td_promote(k, 2000, 0);
+	earlier = td_add_later(k, 1, 1500, 300);
+	td_expect_ended(k, later, TDISPATCH_OVERRIDDEN);
+	td_expect_delayed(k, TD_IDS(1, 2));
+	KUNIT_EXPECT_EQ(test, td_pending_next_delayed(&k->p), 1500);
+	td_promote(k, 1500, 1);
+	td_expect_lookup(k, 1, earlier);
+	td_expect_order(k, TD_IDS(1));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_OVERRIDDEN] = 2));
+}
+
+static void td_test_delayed_overridden_at_once(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *d, *t;
+
+	d = td_add_later(k, 1, 2000, 100);
+	t = td_add(k, 1, 200);
+	td_expect_ended(k, d, TDISPATCH_OVERRIDDEN);
+	KUNIT_EXPECT_EQ(test, t->state, TD_TASK_PENDING);
+	KUNIT_EXPECT_EQ(test, t->queued, 200);
+	td_expect_lookup(k, 1, t);
+	td_expect_delayed_lookup(k, 1, NULL);
+	KUNIT_EXPECT_EQ(test, td_pending_next_delayed(&k->p), KTIME_MAX);
+	td_promote(k, 2000, 0);
+	td_expect_order(k, TD_IDS(1));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_OVERRIDDEN] = 1));
+}
+
+/* It leaves a pending task of its id alone until it is promoted. */
+static void td_test_delayed_leaves_pending(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *p1, *d;
+	struct td_batch b;
+
+	p1 = td_add(k, 1, 100);
+	td_add(k, 2, 150);
+	d = td_add_later(k, 1, 2000, 200);
+	KUNIT_EXPECT_EQ(test, p1->state, TD_TASK_PENDING);
+	td_expect_lookup(k, 1, p1);
+	td_expect_delayed_lookup(k, 1, d);
+	td_expect_outcomes(k, TD_OUTCOMES());
+	td_promote(k, 2000, 1);
+	td_expect_ended(k, p1, TDISPATCH_OVERRIDDEN);
+	td_expect_lookup(k, 1, d);
+	/* It takes the overridden task's place in line, as any newer one. */
+	KUNIT_EXPECT_EQ(test, d->queued, 100);
+	td_expect_order(k, TD_IDS(1, 2));
+	td_cut(k, &b, 2000, TD_IDS(1, 2));
+	KUNIT_EXPECT_PTR_EQ(test, b.tasks[0], d);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_OVERRIDDEN] = 1));
+}
+
+static void td_test_delayed_behind_inflight(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *d;
+	struct td_batch b;
+
+	td_add(k, 1, 100);
+	td_cut(k, &b, 100, TD_IDS(1));
+	d = td_add_later(k, 1, 2000, 200);
+	KUNIT_EXPECT_NULL(test, b.tasks[0]->waiting);
+	td_promote(k, 2000, 1);
+	KUNIT_EXPECT_EQ(test, d->state, TD_TASK_WAITING);
+	KUNIT_EXPECT_PTR_EQ(test, b.tasks[0]->waiting, d);
+	KUNIT_EXPECT_EQ(test, d->queued, 2000);
+	td_complete(k, &b, TDISPATCH_DONE);
+	KUNIT_EXPECT_EQ(test, d->state, TD_TASK_PENDING);
+	td_expect_lookup(k, 1, d);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 1));
+}
+
+/* A promoted task that needs a place makes room as any other. */
+static void td_test_delayed_makes_room(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 2, 2);
+	struct tdispatch_task *oldest;
+
+	/* Delayed tasks are not pending: the bound does not count them. */
+	td_add_later(k, 3, 1000, 100);
+	td_add_later(k, 4, 1000, 100);
+	oldest = td_add(k, 1, 100);
+	td_add(k, 2, 200);
+	td_expect_outcomes(k, TD_OUTCOMES());
+	td_promote(k, 1000, 2);
+	td_expect_ended(k, oldest, TDISPATCH_DROPPED);
+	td_expect_order(k, TD_IDS(3, 4));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DROPPED] = 2));
+}
+
+static void td_test_delayed_expires(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *d, *stale, *edge;
+
+	d = td_add_at(k, 1, 2000, 1500, 100);
+	KUNIT_EXPECT_EQ(test, d->state, TD_TASK_DELAYED);
+	/* Expired on arrival: it does not displace the delayed one. */
+	stale = td_add_at(k, 1, 3000, 50, 100);
+	td_expect_ended(k, stale, TDISPATCH_EXPIRED);
+	td_expect_delayed_lookup(k, 1, d);
+	/* A deadline equal to the promotion time has not passed. */
+	edge = td_add_at(k, 2, 2000, 2000, 100);
+	td_promote(k, 2000, 2);
+	td_expect_ended(k, d, TDISPATCH_EXPIRED);
+	KUNIT_EXPECT_EQ(test, edge->state, TD_TASK_PENDING);
+	td_expect_order(k, TD_IDS(2));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_EXPIRED] = 2));
+}
+
+static void td_test_cancel_delayed(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *d1, *p2, *d2, *d3;
+	struct td_batch b;
+
+	d1 = td_add_later(k, 1, 2000, 100);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), 0);
+	td_expect_ended(k, d1, TDISPATCH_CANCELLED);
+	td_expect_delayed_lookup(k, 1, NULL);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), -ENOENT);
+	/* Both the pending and the delayed task of an id go. */
+	p2 = td_add(k, 2, 100);
+	d2 = td_add_later(k, 2, 2000, 100);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 2), 0);
+	td_expect_ended(k, p2, TDISPATCH_CANCELLED);
+	td_expect_ended(k, d2, TDISPATCH_CANCELLED);
+	td_expect_lookup(k, 2, NULL);
+	/* In flight and delayed: the delayed one can be recalled. */
+	td_add(k, 3, 100);
+	td_cut(k, &b, 100, TD_IDS(3));
+	d3 = td_add_later(k, 3, 2000, 100);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 3), 0);
+	td_expect_ended(k, d3, TDISPATCH_CANCELLED);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 3), -EBUSY);
+	KUNIT_EXPECT_EQ(test, k->p.nr_delayed, 0);
+	td_promote(k, 2000, 0);
+	td_complete(k, &b, TDISPATCH_DONE);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_CANCELLED] = 4,
+					  [TDISPATCH_DONE] = 1));
+}
+
+static void td_test_cancel_all_delayed(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 1);
+	struct td_batch b;
+
+	td_add_ids(k, 1, 2, 100);
+	td_cut(k, &b, 100, TD_IDS(1));
+	td_add(k, 1, 200);
+	td_add_later(k, 1, 3000, 200);
+	td_add_later(k, 2, 2000, 200);
+	td_add_later(k, 3, 1000, 200);
+	td_pending_cancel_all(&k->p, &k->reap);
+	td_check(k);
+	td_expect_order(k, TD_NONE);
+	td_expect_delayed(k, TD_NONE);
+	KUNIT_EXPECT_EQ(test, td_pending_next_delayed(&k->p), KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, k->p.nr_inflight, 1);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_CANCELLED] = 5));
+	td_complete(k, &b, TDISPATCH_DONE);
+	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+}
+
+/* Periodic registrations */
+
+#define TD_P		1000	/* period */
+#define TD_TIMEOUT	300
+#define TD_BOUND	8
+
+struct td_periodic_counts {
+	u64 runs, successes, timeouts, failures, skipped;
+};
+
+static void td_expect_counts(struct kunit *test, const struct td_periodic *pr,
+			     struct td_periodic_counts c)
+{
+	KUNIT_EXPECT_EQ(test, pr->runs, c.runs);
+	KUNIT_EXPECT_EQ(test, pr->successes, c.successes);
+	KUNIT_EXPECT_EQ(test, pr->timeouts, c.timeouts);
+	KUNIT_EXPECT_EQ(test, pr->failures, c.failures);
+	KUNIT_EXPECT_EQ(test, pr->skipped, c.skipped);
+}
+
+/* Nothing to do 1 ns before @at; a run starts at @at. */
+static void td_expect_run_at(struct kunit *test, struct td_periodic *pr, ktime_t at)
+{
+	KUNIT_EXPECT_EQ(test, td_periodic_when(pr), at);
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(pr, at - 1), TD_PERIODIC_NONE);
+	KUNIT_EXPECT_FALSE(test, pr->running);
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(pr, at), TD_PERIODIC_RUN);
+	KUNIT_EXPECT_TRUE(test, pr->running);
+	KUNIT_EXPECT_FALSE(test, pr->timed_out);
+	KUNIT_EXPECT_EQ(test, pr->run_deadline, at + pr->timeout_ns);
+	KUNIT_EXPECT_EQ(test, pr->next, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, td_periodic_when(pr), at + pr->timeout_ns);
+}
+
+static void td_test_periodic_due(struct kunit *test)
+{
+	struct td_periodic pr;
+	int payload;
+
+	td_periodic_init(&pr, 7, TD_P, TD_TIMEOUT, TD_BOUND, &payload, TD_T0);
+	KUNIT_EXPECT_EQ(test, pr.id, 7);
+	KUNIT_EXPECT_PTR_EQ(test, pr.payload, (void *)&payload);
+	KUNIT_EXPECT_EQ(test, pr.interval_ns, TD_P);
+	KUNIT_EXPECT_EQ(test, pr.max_interval_ns, TD_P * TD_BOUND);
+	td_expect_run_at(test, &pr, TD_T0);
+	/* Running, not timed out: nothing until the timeout. */
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, TD_T0 + TD_TIMEOUT - 1),
+			TD_PERIODIC_NONE);
+	td_periodic_ended(&pr, TDISPATCH_SUCCESS, TD_T0 + 100);
+	KUNIT_EXPECT_FALSE(test, pr.running);
+	KUNIT_EXPECT_EQ(test, pr.next, TD_T0 + 100 + TD_P);
+	td_expect_run_at(test, &pr, TD_T0 + 100 + TD_P);
+	td_expect_counts(test, &pr, (struct td_periodic_counts){
+		.runs = 2, .successes = 1 });
+}
+
+/* Each timeout doubles the interval up to period * bound; SUCCESS resets. */
+static void td_test_periodic_timeout_backoff(struct kunit *test)
+{
+	static const u64 intervals[] = { TD_P, 2 * TD_P, 4 * TD_P, 8 * TD_P, 8 * TD_P };
+	struct td_periodic pr;
+	ktime_t start = TD_T0, timeout;
+	unsigned int i;
+
+	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, TD_BOUND, NULL, TD_T0);
+	for (i = 0; i + 1 < ARRAY_SIZE(intervals); i++) {
+		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i]);
+		td_expect_run_at(test, &pr, start);
+		timeout = start + TD_TIMEOUT;
+		KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, timeout), TD_PERIODIC_NONE);
+		KUNIT_EXPECT_TRUE(test, pr.timed_out);
+		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i + 1]);
+		start = timeout + intervals[i + 1];
+		KUNIT_EXPECT_EQ(test, pr.next, start);
+		KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), start);
+		/* Ending late counts nothing more and changes nothing. */
+		td_periodic_ended(&pr, i % 2 ? TDISPATCH_SUCCESS : TDISPATCH_CONGESTION,
+				  timeout + 1);
+		KUNIT_EXPECT_FALSE(test, pr.running);
+		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i + 1]);
+		KUNIT_EXPECT_EQ(test, pr.next, start);
+	}
+	td_expect_run_at(test, &pr, start);
+	td_periodic_ended(&pr, TDISPATCH_SUCCESS, start + 10);
+	KUNIT_EXPECT_EQ(test, pr.interval_ns, TD_P);
+	KUNIT_EXPECT_EQ(test, pr.next, start + 10 + TD_P);
+	td_expect_counts(test, &pr, (struct td_periodic_counts){
+		.runs = i + 1, .successes = 1, .timeouts = i });
+}
+
+/* What each result does to the interval, starting from the period. */
+static void td_test_periodic_results(struct kunit *test)
+{
+	static const struct {
+		int result;
+		u64 interval;
+	} steps[] = {
+		{ TDISPATCH_CONGESTION, 2 * TD_P },
+		{ TDISPATCH_TRANSIENT, 4 * TD_P },
+		{ TDISPATCH_PERMANENT, 4 * TD_P },
+		{ -1, 4 * TD_P },
+		{ TDISPATCH_TRANSIENT, 8 * TD_P },
+		{ TDISPATCH_CONGESTION, 8 * TD_P },
+		{ TDISPATCH_SUCCESS, TD_P },
+		{ TDISPATCH_PERMANENT, TD_P },
+	};
+	struct td_periodic pr;
+	ktime_t start = TD_T0;
+	unsigned int i;
+
+	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, TD_BOUND, NULL, TD_T0);
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		td_expect_run_at(test, &pr, start);
+		td_periodic_ended(&pr, steps[i].result, start + 50);
+		KUNIT_EXPECT_EQ_MSG(test, pr.interval_ns, steps[i].interval, "step %u", i);
+		start += 50 + steps[i].interval;
+		KUNIT_EXPECT_EQ(test, pr.next, start);
+	}
+	td_expect_counts(test, &pr, (struct td_periodic_counts){
+		.runs = 8, .successes = 1, .failures = 7 });
+}
+
+/* A bound that is not a power of two caps the doubling, not a step. */
+static void td_test_periodic_cap(struct kunit *test)
+{
+	static const u64 intervals[] = { 2 * TD_P, 3 * TD_P, 3 * TD_P };
+	const u64 huge = KTIME_MAX / 4;
+	struct td_periodic pr;
+	unsigned int i;
+
+	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, 3, NULL, TD_T0);
+	for (i = 0; i < ARRAY_SIZE(intervals); i++) {
+		KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, td_periodic_when(&pr)),
+				TD_PERIODIC_RUN);
+		td_periodic_ended(&pr, TDISPATCH_TRANSIENT, pr.run_deadline - 1);
+		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i]);
+	}
+	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, 1, NULL, TD_T0);
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, TD_T0), TD_PERIODIC_RUN);
+	td_periodic_ended(&pr, TDISPATCH_CONGESTION, TD_T0 + 1);
+	KUNIT_EXPECT_EQ(test, pr.interval_ns, TD_P);
+	/* Near the top of ktime_t: no overflow, and times saturate. */
+	KUNIT_ASSERT_TRUE(test, td_periodic_valid(huge, U64_MAX, 4));
+	td_periodic_init(&pr, 1, huge, U64_MAX, 4, NULL, TD_T0);
+	for (i = 0; i < 3; i++) {
+		ktime_t at = pr.next;
+
+		KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, at), TD_PERIODIC_RUN);
+		KUNIT_EXPECT_EQ(test, pr.run_deadline, KTIME_MAX);
+		td_periodic_ended(&pr, TDISPATCH_CONGESTION, at);
+	}
+	KUNIT_EXPECT_EQ(test, pr.interval_ns, 4 * huge);
+	KUNIT_EXPECT_EQ(test, pr.next, KTIME_MAX);
+}
+
+/* A timed-out run still going when the next falls due: that turn is skipped. */
+static void td_test_periodic_skipped(struct kunit *test)
+{
+	const ktime_t timeout = TD_T0 + TD_TIMEOUT;
+	const ktime_t due = timeout + 2 * TD_P;
+	struct td_periodic pr;
+
+	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, TD_BOUND, NULL, TD_T0);
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, TD_T0), TD_PERIODIC_RUN);
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, timeout - 1), TD_PERIODIC_NONE);
+	KUNIT_EXPECT_FALSE(test, pr.timed_out);
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, timeout), TD_PERIODIC_NONE);
+	KUNIT_EXPECT_TRUE(test, pr.timed_out);
+	KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), due);
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, due - 1), TD_PERIODIC_NONE);
+	KUNIT_EXPECT_EQ(test, pr.skipped, 0);
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, due), TD_PERIODIC_NONE);
+	KUNIT_EXPECT_EQ(test, pr.skipped, 1);
+	KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), due + 2 * TD_P);
+	/* Ticked late, the next one is an interval from then. */
+	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, due + 2 * TD_P + 5), TD_PERIODIC_NONE);
+	KUNIT_EXPECT_EQ(test, pr.skipped, 2);
+	KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), due + 4 * TD_P + 5);
+	td_periodic_ended(&pr, TDISPATCH_SUCCESS, due + 3 * TD_P);
+	KUNIT_EXPECT_EQ(test, pr.interval_ns, 2 * TD_P);
+	td_expect_run_at(test, &pr, due + 4 * TD_P + 5);
+	td_expect_counts(test, &pr, (struct td_periodic_counts){
+		.runs = 2, .timeouts = 1, .skipped = 2 });
+}
+
+static void td_test_periodic_valid(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, td_periodic_valid(TD_P, TD_TIMEOUT, TD_BOUND));
+	KUNIT_EXPECT_TRUE(test, td_periodic_valid(1, 1, 1));
+	KUNIT_EXPECT_FALSE(test, td_periodic_valid(0, TD_TIMEOUT, TD_BOUND));
+	KUNIT_EXPECT_FALSE(test, td_periodic_valid(TD_P, 0, TD_BOUND));
+	KUNIT_EXPECT_FALSE(test, td_periodic_valid(TD_P, TD_TIMEOUT, 0));
+	KUNIT_EXPECT_TRUE(test, td_periodic_valid(KTIME_MAX, TD_TIMEOUT, 1));
+	KUNIT_EXPECT_FALSE(test, td_periodic_valid(KTIME_MAX, TD_TIMEOUT, 2));
+	KUNIT_EXPECT_FALSE(test, td_periodic_valid(U64_MAX / 2 + 1, TD_TIMEOUT, 2));
+	KUNIT_EXPECT_FALSE(test, td_periodic_valid(U64_MAX, TD_TIMEOUT, UINT_MAX));
+}
+
 /* The shaper */
 
 struct td_shaper_case {
@@ -750,6 +1267,30 @@ static struct kunit_case td_cancel_cases[] = {
 	{}
 };
 
+static struct kunit_case td_delayed_cases[] = {
+	KUNIT_CASE(td_test_delayed_waits),
+	KUNIT_CASE(td_test_delayed_order),
+	KUNIT_CASE(td_test_delayed_overridden),
+	KUNIT_CASE(td_test_delayed_overridden_at_once),
+	KUNIT_CASE(td_test_delayed_leaves_pending),
+	KUNIT_CASE(td_test_delayed_behind_inflight),
+	KUNIT_CASE(td_test_delayed_makes_room),
+	KUNIT_CASE(td_test_delayed_expires),
+	KUNIT_CASE(td_test_cancel_delayed),
+	KUNIT_CASE(td_test_cancel_all_delayed),
+	{}
+};
+
+static struct kunit_case td_periodic_cases[] = {
+	KUNIT_CASE(td_test_periodic_due),
+	KUNIT_CASE(td_test_periodic_timeout_backoff),
+	KUNIT_CASE(td_test_periodic_results),
+	KUNIT_CASE(td_test_periodic_cap),
+	KUNIT_CASE(td_test_periodic_skipped),
+	KUNIT_CASE(td_test_periodic_valid),
+	{}
+};
+
 static struct kunit_case td_shaper_cases[] = {
 	KUNIT_CASE_PARAM(td_test_shaper_holdoff, td_shaper_gen_params),
 	KUNIT_CASE(td_test_shaper_congestion_first),
@@ -769,11 +1310,13 @@ TD_SUITE(batch);
 TD_SUITE(expiry);
 TD_SUITE(exclusion);
 TD_SUITE(cancel);
+TD_SUITE(delayed);
+TD_SUITE(periodic);
 TD_SUITE(shaper);
 
 kunit_test_suites(&td_pending_suite, &td_overflow_suite, &td_batch_suite,
 		  &td_expiry_suite, &td_exclusion_suite, &td_cancel_suite,
-		  &td_shaper_suite);
+		  &td_delayed_suite, &td_periodic_suite, &td_shaper_suite);
 
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("KUnit tests of the tdispatch pending set and traffic shaper");
+MODULE_DESCRIPTION("KUnit tests of the tdispatch pending set, shaper and periodic tasks");

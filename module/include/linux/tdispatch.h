@@ -95,6 +95,8 @@ enum tdispatch_destroy_mode {
  * @submitted: when tdispatch_submit() accepted it (CLOCK_MONOTONIC).
  * @deadline: after this time it is dropped as expired, not processed;
  *	0 for none.
+ * @not_before: it enters the pending set no earlier than this
+ *	CLOCK_MONOTONIC time; 0 for at once.
  * @attempts: how many times a batch holding it was retried so far.
  *
  * Read these through the tdispatch_task_*() helpers; everything else in the
@@ -105,16 +107,23 @@ struct tdispatch_task {
 	void *payload;
 	ktime_t submitted;
 	ktime_t deadline;
+	ktime_t not_before;
 	unsigned int attempts;
 	/* private: */
 	unsigned int state;
 	ktime_t queued;
+	/*
+	 * A delayed task is off the input list and on no order list; the reap
+	 * list uses ->order only once the task has left both delayed trees.
+	 */
 	union {
 		struct llist_node input;
 		struct list_head order;
+		struct rb_node tnode;
 	};
 	struct rb_node node;
 	struct tdispatch_task *waiting;
+	void *periodic;		/* the periodic registration it runs, or NULL */
 };
 
 /**
