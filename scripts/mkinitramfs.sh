@@ -12,6 +12,8 @@ busybox=/bin/busybox
 [ -x "$busybox" ] || td_die "$busybox missing; install busybox-static"
 
 stage=$(mktemp -d)
+# mktemp makes it 0700, and cpio keeps that for /: nobody could reach /dev.
+chmod 755 "$stage"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/tests" "$stage/etc" "$stage/lib/tdispatch"
 cp "$busybox" "$stage/bin/busybox"

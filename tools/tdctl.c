@@ -6,7 +6,9 @@
  *
  * A dispatcher belongs to the open file that created it, so "tdctl create"
  * opens the device, creates one and runs a command that inherits the file;
- * every other command finds that file through TDISPATCH_FD.
+ * every other command finds that file through TDISPATCH_FD.  A driver's
+ * named dispatcher is reached instead with -n NAME: the command opens the
+ * device and attaches to it, with the rights the driver grants this user.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -38,11 +40,15 @@
 #define BATCH_MAX		1024U
 #define EVENTS_PER_READ		64
 #define MAX_OPTS		16
+/* Events an attachment to a named dispatcher queues unless --queue says. */
+#define NAMED_QUEUE		4096
 
 /* Exit statuses. */
 #define EXIT_USAGE		2
 
 static const char *dev_path = "/dev/" TDISPATCH_DEV_NAME;
+/* -n NAME, before the command or among its options: a named dispatcher. */
+static const char *target;
 
 static const char * const result_names[] = {
 	[TDISPATCH_RESULT_SUCCESS]	= "success",
@@ -123,6 +129,12 @@ static const char *errno_hint(int err)
 		return " (the dispatcher holds 16 MiB of payloads already)";
 	case ESHUTDOWN:
 		return " (the dispatcher is going away)";
+	case ENODEV:
+		return " (its driver withdrew the named dispatcher)";
+	case EBADF:
+		return " (the file is attached to a named dispatcher without submit rights)";
+	case EOPNOTSUPP:
+		return " (a named dispatcher's batches are processed by its driver)";
 	default:
 		return "";
 	}
@@ -255,12 +267,15 @@ struct opt {
 	enum opt_kind kind;
 	void *dst;
 	__u64 min, max;
+	char letter;		/* a short option too, or 0 */
 };
 
-#define FLAG_OPT(name, dst)		{ name, OPT_FLAG, dst, 0, 0 }
-#define STR_OPT(name, dst)		{ name, OPT_STR, dst, 0, 0 }
-#define NUM_OPT(name, dst, min, max)	{ name, OPT_NUM, dst, min, max }
-#define END_OPT				{ NULL, 0, NULL, 0, 0 }
+#define FLAG_OPT(name, dst)		{ name, OPT_FLAG, dst, 0, 0, 0 }
+#define STR_OPT(name, dst)		{ name, OPT_STR, dst, 0, 0, 0 }
+#define NUM_OPT(name, dst, min, max)	{ name, OPT_NUM, dst, min, max, 0 }
+/* -n NAME, --name NAME: the named dispatcher to attach to. */
+#define NAMED_OPT			{ "name", OPT_STR, &target, 0, 0, 'n' }
+#define END_OPT				{ NULL, 0, NULL, 0, 0, 0 }
 
 static void cmd_usage(const char *name, FILE *out, bool full);
 
@@ -300,23 +315,34 @@ static int set_opt(const struct opt *o, const char *arg)
 static int parse_opts(int argc, char **argv, const struct opt *opts)
 {
 	struct option lo[MAX_OPTS + 2];
-	int n, c;
+	char shorts[2 * MAX_OPTS + 3] = "+h";
+	int n, c, k, len = 2;
 
-	for (n = 0; opts[n].name && n < MAX_OPTS; n++)
+	for (n = 0; opts[n].name && n < MAX_OPTS; n++) {
 		lo[n] = (struct option) {
 			.name = opts[n].name,
 			.has_arg = opts[n].kind == OPT_FLAG ? no_argument : required_argument,
 			.val = 256 + n,
 		};
+		if (opts[n].letter) {
+			shorts[len++] = opts[n].letter;
+			if (opts[n].kind != OPT_FLAG)
+				shorts[len++] = ':';
+		}
+	}
+	shorts[len] = '\0';
 	lo[n++] = (struct option) { .name = "help", .val = 'h' };
 	lo[n] = (struct option) { 0 };
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
 		if (c == 'h') {
 			cmd_usage(argv[0], stdout, true);
 			exit(0);
 		}
+		for (k = 0; c < 256 && c != '?' && opts[k].name; k++)
+			if (opts[k].letter == c)
+				c = 256 + k;
 		if (c < 256 || set_opt(&opts[c - 256], optarg))
 			usage_exit(argv[0]);
 	}
@@ -338,10 +364,12 @@ static void parse_opts_only(int argc, char **argv, const struct opt *opts)
 	want_operands(argc, argv, parse_opts(argc, argv, opts), 0, 0);
 }
 
+static const struct opt named_opts[] = { NAMED_OPT, END_OPT };
+
 /* The single ID operand of cancel and query. */
 static __u64 id_operand(int argc, char **argv)
 {
-	int first = parse_opts(argc, argv, no_opts);
+	int first = parse_opts(argc, argv, named_opts);
 	__u64 id;
 
 	want_operands(argc, argv, first, 1, 1);
@@ -369,20 +397,267 @@ static int cmd_version(int argc, char **argv)
 	if (ret)
 		return ret;
 	printf("abi_version: %u\n", v.abi_version);
-	printf("features:    %#llx%s\n", ull(v.features),
-	       v.features & TDISPATCH_FEAT_USER ? " (user)" : "");
+	printf("features:    %#llx", ull(v.features));
+	if (v.features & (TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED))
+		printf(" (%s%s%s)", v.features & TDISPATCH_FEAT_USER ? "user" : "",
+		       v.features & TDISPATCH_FEAT_USER && v.features & TDISPATCH_FEAT_NAMED ?
+		       ", " : "", v.features & TDISPATCH_FEAT_NAMED ? "named" : "");
+	printf("\n");
 	printf("struct_size: %u\n", v.size);
 	return 0;
 }
 
+/* The module must know named dispatchers; says so if not. */
+static int check_named(int fd)
+{
+	struct tdispatch_version v;
+
+	if (get_version(fd, &v))
+		return 1;
+	if (!(v.features & TDISPATCH_FEAT_NAMED))
+		return fail("the loaded module (ABI %u, features %#llx) has no %s",
+			    v.abi_version, ull(v.features), "named dispatchers");
+	return 0;
+}
+
+/* Every named dispatcher, as this file's opener sees them: malloc()ed. */
+static int list_named(int fd, struct tdispatch_entry **out, __u32 *n)
+{
+	struct tdispatch_entry *e = NULL, *more;
+	struct tdispatch_list l;
+	__u32 room = 0;
+
+	for (;;) {
+		l = (struct tdispatch_list) {
+			.size = sizeof(l),
+			.entries = (uintptr_t)e,
+			.max_entries = room,
+		};
+		if (td_ioctl(fd, TDISPATCH_IOC_LIST, &l, "list")) {
+			free(e);
+			return 1;
+		}
+		if (l.count <= room)
+			break;
+		/* More than there was room for, or more since: again. */
+		room = l.count + 8;
+		more = realloc(e, room * sizeof(*e));
+		if (!more) {
+			free(e);
+			return fail("list: %s", strerror(ENOMEM));
+		}
+		e = more;
+	}
+	*out = e;
+	*n = l.count;
+	return 0;
+}
+
+static bool may_submit(const struct tdispatch_entry *e)
+{
+	return (e->flags & TDISPATCH_ENTRY_SUBMIT) && (e->flags & TDISPATCH_ENTRY_MAY_WRITE);
+}
+
+static const char *may_do(const struct tdispatch_entry *e)
+{
+	if (!(e->flags & TDISPATCH_ENTRY_MAY_READ))
+		return "nothing";
+	return may_submit(e) ? "read, submit" : "read";
+}
+
+/* A name as the driver gave it, for a terminal: control bytes as '?'. */
+static void print_name(const char *name, int width)
+{
+	int i;
+
+	for (i = 0; i < TDISPATCH_NAME_LEN && name[i]; i++)
+		putchar((unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i]);
+	for (; i < width; i++)
+		putchar(' ');
+}
+
+static void print_json_string(const char *s, size_t max)
+{
+	size_t i;
+
+	putchar('"');
+	for (i = 0; i < max && s[i]; i++) {
+		unsigned char c = s[i];
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_list_json(const struct tdispatch_entry *e, __u32 n)
+{
+	__u32 i;
+
+	printf("[");
+	for (i = 0; i < n; i++) {
+		printf("%s{\"name\":", i ? "," : "");
+		print_json_string(e[i].name, sizeof(e[i].name));
+		printf(",\"uid\":%u,\"gid\":%u,\"mode\":\"%04o\",\"submit\":%s,", e[i].uid,
+		       e[i].gid, e[i].mode, e[i].flags & TDISPATCH_ENTRY_SUBMIT ? "true" : "false");
+		printf("\"may_read\":%s,\"may_submit\":%s}",
+		       e[i].flags & TDISPATCH_ENTRY_MAY_READ ? "true" : "false",
+		       may_submit(&e[i]) ? "true" : "false");
+	}
+	printf("]\n");
+}
+
+static void print_list_text(const struct tdispatch_entry *e, __u32 n)
+{
+	char owner[24];
+	__u32 i;
+
+	if (!n) {
+		printf("no named dispatchers: no driver has published one\n");
+		return;
+	}
+	printf("%-24s %-13s %-5s %-7s %s\n", "NAME", "OWNER", "MODE", "SUBMIT", "YOU MAY");
+	for (i = 0; i < n; i++) {
+		snprintf(owner, sizeof(owner), "%u:%u", e[i].uid, e[i].gid);
+		print_name(e[i].name, 24);
+		printf(" %-13s %04o  %-7s %s\n", owner, e[i].mode,
+		       e[i].flags & TDISPATCH_ENTRY_SUBMIT ? "yes" : "no", may_do(&e[i]));
+	}
+}
+
 static int cmd_list(int argc, char **argv)
 {
-	parse_opts_only(argc, argv, no_opts);
-	printf("No named dispatchers: this version of tdispatch has no driver dispatchers\n"
-	       "to list.  A dispatcher made by 'tdctl create' belongs to the file that\n"
-	       "created it and is reached only through TDISPATCH_FD by the command that\n"
-	       "'tdctl create' runs.\n");
+	bool json = false;
+	const struct opt opts[] = {
+		FLAG_OPT("json", &json),
+		END_OPT,
+	};
+	struct tdispatch_entry *e;
+	__u32 n;
+	int fd, ret;
+
+	parse_opts_only(argc, argv, opts);
+	fd = open_dev();
+	if (fd < 0)
+		return 1;
+	ret = check_named(fd) || list_named(fd, &e, &n);
+	close(fd);
+	if (ret)
+		return 1;
+	if (json)
+		print_list_json(e, n);
+	else
+		print_list_text(e, n);
+	free(e);
 	return 0;
+}
+
+/* ---- reaching a dispatcher: TDISPATCH_FD or -n NAME ---- */
+
+/* Whom @mode grants @bit (4 read, 2 write), in words, into @buf. */
+static const char *grantees(char *buf, size_t len, const struct tdispatch_entry *e,
+			    unsigned int bit)
+{
+	bool u = e->mode & (bit << 6), g = e->mode & (bit << 3), o = e->mode & bit;
+	size_t at = 0;
+
+	if (u && g && o)
+		return "everyone";
+	if (!u && !g && !o)
+		return "no one";
+	buf[0] = '\0';
+	if (u)
+		at += snprintf(buf + at, len - at, "its owner (uid %u)", e->uid);
+	if (g && at < len)
+		at += snprintf(buf + at, len - at, "%sgroup %u", at ? " and " : "", e->gid);
+	if (o && at < len)
+		snprintf(buf + at, len - at, "%severyone else", at ? " and " : "");
+	return buf;
+}
+
+/* Why ATTACH of @name failed with EACCES, from what LIST on @fd says. */
+static void explain_denied(int fd, const char *name, bool submit)
+{
+	struct tdispatch_entry *e, *it = NULL;
+	char r[96], w[96];
+	__u32 n, i;
+
+	if (list_named(fd, &e, &n)) {
+		fail("attach %s: %s", name, strerror(EACCES));
+		return;
+	}
+	for (i = 0; i < n && !it; i++)
+		if (!strncmp(e[i].name, name, sizeof(e[i].name)))
+			it = &e[i];
+	if (!it) {
+		fail("attach %s: %s", name, strerror(EACCES));
+	} else {
+		fprintf(stderr, "tdctl: attach %s: %s (the driver grants read to %s", name,
+			strerror(EACCES), grantees(r, sizeof(r), it, 4));
+		if (it->flags & TDISPATCH_ENTRY_SUBMIT)
+			fprintf(stderr, " and submit to %s", grantees(w, sizeof(w), it, 2));
+		else if (submit)
+			fprintf(stderr, " and takes no tasks from userspace");
+		fprintf(stderr, ": owner %u:%u, mode %04o; you are uid %u, gid %u)", it->uid,
+			it->gid, it->mode, (unsigned int)geteuid(), (unsigned int)getegid());
+		if (submit && (it->flags & TDISPATCH_ENTRY_MAY_READ))
+			fprintf(stderr, ";\ntdctl: you may read it: stats, watch, events, query");
+		failed();
+	}
+	free(e);
+}
+
+/*
+ * Open the device and attach to the dispatcher @name with @flags
+ * (TDISPATCH_ATTACH_*) and @queue events: the descriptor, or -1 after
+ * saying why not.
+ */
+static int attach_named(const char *name, __u32 flags, __u32 queue)
+{
+	struct tdispatch_attach a = {
+		.size = sizeof(a),
+		.flags = flags,
+		.event_queue = queue,
+	};
+	int fd, err;
+
+	if (strlen(name) >= sizeof(a.name)) {
+		fail("attach %s: no dispatcher has a name that long (at most %zu bytes)",
+		     name, sizeof(a.name) - 1);
+		return -1;
+	}
+	memcpy(a.name, name, strlen(name));
+	fd = open_dev();
+	if (fd < 0)
+		return -1;
+	if (check_named(fd)) {
+		close(fd);
+		return -1;
+	}
+	if (!ioctl(fd, TDISPATCH_IOC_ATTACH, &a))
+		return fd;
+	err = errno;
+	if (err == EACCES)
+		explain_denied(fd, name, flags & TDISPATCH_ATTACH_SUBMIT);
+	else if (err == ENOENT)
+		fail("attach %s: no dispatcher of that name ('tdctl list' shows them)", name);
+	else if (err == EOPNOTSUPP)
+		fail("attach %s: its driver takes no tasks from userspace; you may read it:\n"
+		     "       stats, watch, events, query", name);
+	else
+		fail("attach %s: %s%s", name, strerror(err), errno_hint(err));
+	close(fd);
+	return -1;
+}
+
+/* The file of -n NAME, attached with @flags, or the one in TDISPATCH_FD. */
+static int dispatcher_fd(__u32 flags, __u32 queue)
+{
+	return target ? attach_named(target, flags, queue) : env_fd();
 }
 
 /* ---- create ---- */
@@ -620,6 +895,7 @@ static int cmd_submit(int argc, char **argv)
 	__u64 deadline_ms = 0;
 	const struct opt opts[] = {
 		NUM_OPT("deadline-ms", &deadline_ms, 0, MS_MAX),
+		NAMED_OPT,
 		END_OPT,
 	};
 	int first = parse_opts(argc, argv, opts);
@@ -632,7 +908,7 @@ static int cmd_submit(int argc, char **argv)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return fail("submit: %s", strerror(errno));
-	s->fd = env_fd();
+	s->fd = dispatcher_fd(TDISPATCH_ATTACH_SUBMIT, 0);
 	if (s->fd < 0) {
 		free(s);
 		return 1;
@@ -840,6 +1116,10 @@ static int cmd_work(int argc, char **argv)
 	int ret;
 
 	parse_opts_only(argc, argv, opts);
+	if (target)
+		return fail("work: -n %s: a named dispatcher's batches are processed by its\n"
+			    "       driver; only a dispatcher of 'tdctl create' can be worked on",
+			    target);
 	ret = lookup(result_names, ARRAY_SIZE(result_names), result);
 	if (ret < 0) {
 		fail("work: --result: '%s' is not success, congestion, transient or permanent",
@@ -889,13 +1169,14 @@ static int cmd_stats(int argc, char **argv)
 	bool json = false;
 	const struct opt opts[] = {
 		FLAG_OPT("json", &json),
+		NAMED_OPT,
 		END_OPT,
 	};
 	struct tdispatch_stats_user s;
 	int fd;
 
 	parse_opts_only(argc, argv, opts);
-	fd = env_fd();
+	fd = dispatcher_fd(0, 0);
 	if (fd < 0 || get_stats(fd, &s))
 		return 1;
 	if (json)
@@ -913,8 +1194,11 @@ static void watch_screen(const struct tdispatch_stats_user *s,
 	size_t i;
 
 	printf("\033[H\033[J");
-	printf("tdispatch on %s=%s, every %llu ms (Ctrl-C stops)\n\n",
-	       FD_ENV, getenv(FD_ENV), ull(interval_ms));
+	if (target)
+		printf("tdispatch %s, every %llu ms (Ctrl-C stops)\n\n", target, ull(interval_ms));
+	else
+		printf("tdispatch on %s=%s, every %llu ms (Ctrl-C stops)\n\n",
+		       FD_ENV, getenv(FD_ENV), ull(interval_ms));
 	printf("%-15s %14s %12s\n", "counter", "value", "per second");
 	for (i = 0; i < ARRAY_SIZE(counters); i++) {
 		v = counter_value(s, &counters[i]);
@@ -943,6 +1227,7 @@ static int cmd_watch(int argc, char **argv)
 	const struct opt opts[] = {
 		NUM_OPT("interval-ms", &interval_ms, 1, MS_MAX),
 		NUM_OPT("count", &count, 0, UINT64_MAX),
+		NAMED_OPT,
 		END_OPT,
 	};
 	struct tdispatch_stats_user s, prev;
@@ -950,7 +1235,7 @@ static int cmd_watch(int argc, char **argv)
 	int fd;
 
 	parse_opts_only(argc, argv, opts);
-	fd = env_fd();
+	fd = dispatcher_fd(0, 0);
 	if (fd < 0 || get_stats(fd, &prev))
 		return 1;
 	for (n = 0; !count || n < count; n++) {
@@ -1031,33 +1316,47 @@ static ssize_t read_events(int fd, struct tdispatch_event *ev, size_t n, bool wa
 static int cmd_events(int argc, char **argv)
 {
 	bool json = false, follow = false;
+	__u64 count = 0, queue = NAMED_QUEUE, shown = 0;
 	const struct opt opts[] = {
 		FLAG_OPT("json", &json),
 		FLAG_OPT("follow", &follow),
+		NUM_OPT("count", &count, 0, UINT64_MAX),
+		NUM_OPT("queue", &queue, 1, 65536),
+		NAMED_OPT,
 		END_OPT,
 	};
 	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
 	struct tdispatch_event ev[EVENTS_PER_READ];
+	size_t room;
 	ssize_t n, i;
 	int fd;
 
 	parse_opts_only(argc, argv, opts);
-	fd = env_fd();
+	fd = dispatcher_fd(TDISPATCH_ATTACH_EVENTS, queue);
 	if (fd < 0 || sigaction(SIGALRM, &sa, NULL))
 		return 1;
+	/* A new attachment has heard nothing yet: wait for what comes. */
+	if (target)
+		follow = true;
 	do {
-		n = read_events(fd, ev, ARRAY_SIZE(ev), follow);
+		room = ARRAY_SIZE(ev);
+		if (count && count - shown < room)
+			room = count - shown;
+		n = read_events(fd, ev, room, follow);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == ENXIO)
 			return fail("events: this dispatcher queues no events (%s)",
 				    "create it with --events N");
+		if (n < 0 && errno == ENODEV && target)
+			return fail("events: the driver withdrew %s", target);
 		if (n < 0)
 			return fail("events: %s%s", strerror(errno), errno_hint(errno));
 		for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++)
 			print_event(&ev[i], json);
+		shown += n / sizeof(ev[0]);
 		fflush(stdout);
-	} while (follow || n > 0);
+	} while ((follow || n > 0) && (!count || shown < count));
 	return 0;
 }
 
@@ -1066,7 +1365,7 @@ static int cmd_events(int argc, char **argv)
 static int cmd_cancel(int argc, char **argv)
 {
 	struct tdispatch_id a = { .size = sizeof(a), .id = id_operand(argc, argv) };
-	int fd = env_fd();
+	int fd = dispatcher_fd(TDISPATCH_ATTACH_SUBMIT, 0);
 
 	if (fd < 0)
 		return 1;
@@ -1085,7 +1384,7 @@ static int cmd_cancel(int argc, char **argv)
 static int cmd_query(int argc, char **argv)
 {
 	struct tdispatch_query q = { .size = sizeof(q), .id = id_operand(argc, argv) };
-	int fd = env_fd();
+	int fd = dispatcher_fd(0, 0);
 
 	if (fd < 0 || td_ioctl(fd, TDISPATCH_IOC_QUERY, &q, "query"))
 		return 1;
@@ -1108,7 +1407,12 @@ struct cmd {
 	const char *args;
 	const char *summary;
 	const char *help;
+	bool named;		/* takes -n NAME */
 };
+
+#define NAMED_HELP \
+	"  -n, --name NAME   attach to the named dispatcher NAME ('tdctl list')\n" \
+	"                    instead of using TDISPATCH_FD\n"
 
 static const struct cmd cmds[] = {
 	{ "create", cmd_create, "[OPTIONS] [-- CMD [ARG...]]",
@@ -1141,18 +1445,22 @@ static const struct cmd cmds[] = {
 	  "  --transient-delay-ms N   hold-off after a transient result, 0-30000 (100)\n"
 	  "\n"
 	  "example:\n"
-	  "  tdctl create --events 64 -- sh -c 'tdctl submit 7 hi; tdctl work --count 1'\n" },
-	{ "submit", cmd_submit, "[--deadline-ms N] ID PAYLOAD [ID PAYLOAD...] | -",
+	  "  tdctl create --events 64 -- sh -c 'tdctl submit 7 hi; tdctl work --count 1'\n",
+	  false },
+	{ "submit", cmd_submit, "[-n NAME] [--deadline-ms N] ID PAYLOAD [ID PAYLOAD...] | -",
 	  "submit tasks",
 	  "Submits each ID PAYLOAD pair as a task; with '-', reads \"ID PAYLOAD\" lines\n"
 	  "from standard input (the payload is the rest of the line; empty lines are\n"
 	  "skipped), up to 1024 tasks per call.  ID is a number, decimal or 0x hex;\n"
 	  "a newer task with the same ID replaces one still pending.  A payload is 1\n"
 	  "to 4096 bytes.  Prints how many tasks were accepted and rejected, and why\n"
-	  "each rejected one was; exits 1 if any was rejected.\n"
+	  "each rejected one was; exits 1 if any was rejected.  A named dispatcher\n"
+	  "takes tasks only if its driver accepts them from userspace and grants\n"
+	  "you write permission; its driver may refuse single tasks.\n"
 	  "\n"
 	  "options:\n"
-	  "  --deadline-ms N   the tasks expire if no worker took them within N ms\n" },
+	  "  --deadline-ms N   the tasks expire if no worker took them within N ms\n"
+	  NAMED_HELP, true },
 	{ "work", cmd_work,
 	  "[--exec CMD] [--result RESULT] [--count N] [--timeout-ms N]",
 	  "take batches and complete them",
@@ -1170,18 +1478,23 @@ static const struct cmd cmds[] = {
 	  "  --exec CMD        shell command to run per batch\n"
 	  "  --result RESULT   success, congestion, transient or permanent (success)\n"
 	  "  --count N         stop after N batches (0: never, the default)\n"
-	  "  --timeout-ms N    stop when no batch came for N ms (0: wait forever)\n" },
-	{ "stats", cmd_stats, "[--json]", "print the dispatcher's counters",
+	  "  --timeout-ms N    stop when no batch came for N ms (0: wait forever)\n"
+	  "\n"
+	  "Only a dispatcher of 'tdctl create': a named dispatcher's batches are\n"
+	  "processed by its driver.\n", false },
+	{ "stats", cmd_stats, "[-n NAME] [--json]", "print the dispatcher's counters",
 	  "Prints every counter: tasks accepted and rejected, where the accepted\n"
 	  "ones are (queued, pending, in_flight) or how they ended (done, failed,\n"
 	  "overridden, expired, dropped, cancelled), batches, retries, hold-offs,\n"
 	  "redeliveries, failed calls on the file and lost events.  At any moment\n"
 	  "accepted = queued + pending + in_flight + done + failed + overridden +\n"
-	  "expired + dropped + cancelled.\n"
+	  "expired + dropped + cancelled.  rejected_calls and events_lost are the\n"
+	  "file's: for a named dispatcher, those of the file tdctl attached.\n"
 	  "\n"
 	  "options:\n"
-	  "  --json            one JSON object instead of \"name value\" lines\n" },
-	{ "watch", cmd_watch, "[--interval-ms N] [--count N]",
+	  "  --json            one JSON object instead of \"name value\" lines\n"
+	  NAMED_HELP, true },
+	{ "watch", cmd_watch, "[-n NAME] [--interval-ms N] [--count N]",
 	  "show the counters as they change",
 	  "Samples the counters every interval.  On a terminal the screen is redrawn\n"
 	  "in place with the rate of each running total; otherwise each sample is\n"
@@ -1189,32 +1502,54 @@ static const struct cmd cmds[] = {
 	  "\n"
 	  "options:\n"
 	  "  --interval-ms N   time between samples (1000)\n"
-	  "  --count N         stop after N samples (0: never, the default)\n" },
-	{ "events", cmd_events, "[--json] [--follow]", "print task outcome events",
+	  "  --count N         stop after N samples (0: never, the default)\n"
+	  NAMED_HELP, true },
+	{ "events", cmd_events, "[-n NAME [--queue N]] [--json] [--follow] [--count N]",
+	  "print task outcome events",
 	  "Reads the outcome events queued since the last read (the dispatcher must\n"
 	  "have been created with --events N): for each task that ended, its\n"
 	  "sequence number, outcome (done, failed, overridden, expired, dropped,\n"
 	  "cancelled), id, time since submission and retries.  When the queue was\n"
 	  "full, a record says how many events were lost at that point.  Reading\n"
-	  "consumes the events.\n"
+	  "consumes the events.  With -n NAME, tdctl attaches with an event queue of\n"
+	  "its own, which starts empty: it always follows, until interrupted,\n"
+	  "--count is reached or the driver withdraws the dispatcher.\n"
 	  "\n"
 	  "options:\n"
 	  "  --json            one JSON object per line\n"
-	  "  --follow          keep waiting for new events instead of stopping\n" },
-	{ "cancel", cmd_cancel, "ID", "cancel a pending task",
+	  "  --follow          keep waiting for new events instead of stopping\n"
+	  "  --count N         stop after N records (0: no limit, the default)\n"
+	  NAMED_HELP
+	  "  --queue N         with -n: events kept until read, 1-65536 (4096)\n", true },
+	{ "cancel", cmd_cancel, "[-n NAME] ID", "cancel a pending task",
 	  "Cancels the pending task with this ID.  Fails (exit 1) if there is none,\n"
-	  "or if the task is in flight: a batch being worked on cannot be recalled.\n" },
-	{ "query", cmd_query, "ID", "tell where a task is",
+	  "or if the task is in flight: a batch being worked on cannot be recalled.\n"
+	  "A named dispatcher needs the same rights as submit.\n"
+	  "\n"
+	  "options:\n"
+	  NAMED_HELP, true },
+	{ "query", cmd_query, "[-n NAME] ID", "tell where a task is",
 	  "Prints whether the task with this ID is pending, in flight or absent,\n"
 	  "its retries so far, and whether a newer task with the same ID waits\n"
-	  "behind the one in flight.\n" },
-	{ "list", cmd_list, "", "list named dispatchers",
-	  "There are no named driver dispatchers in this version: prints a note\n"
-	  "saying so and exits 0.\n" },
+	  "behind the one in flight.\n"
+	  "\n"
+	  "options:\n"
+	  NAMED_HELP, true },
+	{ "list", cmd_list, "[--json]", "list named dispatchers",
+	  "Prints every dispatcher a driver published under a name: its name, owner\n"
+	  "uid:gid, mode (octal, as a file's: read to attach and read it, write to\n"
+	  "submit and cancel), whether its driver takes tasks from userspace, and\n"
+	  "what you may do with it: read (stats, watch, events, query) and submit\n"
+	  "(submit, cancel).  Use one with 'tdctl -n NAME COMMAND'.\n"
+	  "\n"
+	  "options:\n"
+	  "  --json            a JSON array of objects with the keys name, uid, gid,\n"
+	  "                    mode, submit, may_read and may_submit\n", false },
 	{ "version", cmd_version, "", "print the module's ABI version and features",
 	  "Opens the device and prints the ABI version, the feature bits (user:\n"
-	  "dispatchers for userspace) and the size of the version struct.\n" },
-	{ "help", cmd_help, "[COMMAND]", "print help, for one command too", "" },
+	  "dispatchers for userspace; named: drivers' named dispatchers, list and\n"
+	  "-n NAME) and the size of the version struct.\n", false },
+	{ "help", cmd_help, "[COMMAND]", "print help, for one command too", "", false },
 };
 
 static const struct cmd *find_cmd(const char *name)
@@ -1243,7 +1578,7 @@ static void print_help(FILE *out)
 	size_t i;
 
 	fprintf(out,
-		"usage: tdctl [-d DEVICE] COMMAND [ARGS]\n"
+		"usage: tdctl [-d DEVICE] [-n NAME] COMMAND [ARGS]\n"
 		"\n"
 		"Drive the tdispatch coalescing work dispatcher from the shell.  Tasks\n"
 		"are (ID, payload) pairs; a newer task replaces a pending one with the\n"
@@ -1252,6 +1587,9 @@ static void print_help(FILE *out)
 		"A dispatcher belongs to the open file that created it: 'tdctl create'\n"
 		"makes one and runs a command (a shell by default) that inherits the file\n"
 		"in TDISPATCH_FD; the other commands, run from there, work on it.\n"
+		"A driver's dispatcher published under a name ('tdctl list') is reached\n"
+		"with -n NAME instead: stats, watch, events, submit, query and cancel\n"
+		"then attach to it, with the rights its driver grants you.\n"
 		"\n"
 		"commands:\n");
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
@@ -1260,14 +1598,18 @@ static void print_help(FILE *out)
 		"\n"
 		"options:\n"
 		"  -d, --device DEVICE  device node to use (default %s)\n"
+		"  -n, --name NAME      work on the named dispatcher NAME instead of\n"
+		"                       TDISPATCH_FD (stats, watch, events, submit,\n"
+		"                       query, cancel; also after the command)\n"
 		"  -h, --help           print this text\n"
 		"\n"
 		"Exit status: 0 on success, 1 on failure, 2 on a usage error; create\n"
 		"exits with its command's status.  'tdctl help COMMAND' tells more.\n"
 		"\n"
-		"example:\n"
+		"examples:\n"
 		"  tdctl create --events 1024 -- sh -c \\\n"
-		"    'tdctl submit 7 a 8 b; tdctl work --count 1; tdctl stats; tdctl events'\n",
+		"    'tdctl submit 7 a 8 b; tdctl work --count 1; tdctl stats; tdctl events'\n"
+		"  tdctl list; tdctl -n testdrv-rw submit 7 hello; tdctl stats -n testdrv-rw\n",
 		dev_path);
 }
 
@@ -1296,16 +1638,20 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "device", required_argument, NULL, 'd' },
+		{ "name", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cmd *c;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "+d:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+d:hn:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			dev_path = optarg;
+			break;
+		case 'n':
+			target = optarg;
 			break;
 		case 'h':
 			print_help(stdout);
@@ -1322,5 +1668,11 @@ int main(int argc, char **argv)
 	c = find_cmd(argv[optind]);
 	if (!c)
 		return unknown_cmd(argv[optind]);
+	if (target && !c->named && c->run != cmd_help) {
+		fail("-n NAME selects a named dispatcher for stats, watch, events, submit,\n"
+		     "       query and cancel; not for %s%s", c->name,
+		     c->run == cmd_create ? " (its own --name names the new dispatcher)" : "");
+		return EXIT_USAGE;
+	}
 	return c->run(argc - optind, argv + optind);
 }
