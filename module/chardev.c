@@ -54,6 +54,14 @@ int td_copy_out(void __user *uarg, const void *karg, size_t ksize)
 	return 0;
 }
 
+/* When a user task may start: absolute, relative to now, or at once (0). */
+ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags)
+{
+	if (!ut->not_before_ns || !(flags & TDISPATCH_SUBMIT_RELATIVE))
+		return ut->not_before_ns;
+	return ktime_add_ns(ktime_get(), min_t(u64, ut->not_before_ns, KTIME_MAX / 2));
+}
+
 /* SUBMIT: a status per task; tasks before a bad element stay accepted. */
 int td_submit_vector(void __user *uarg,
 		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags),
@@ -116,7 +124,7 @@ int td_ioctl_query(struct tdispatch *d, void __user *uarg)
 		return ret;
 	if (q.flags || q.delayed)
 		return -EINVAL;
-	td_query(d, q.id, &q.state, &q.attempts, &q.waiting);
+	td_query(d, q.id, &q.state, &q.attempts, &q.waiting, &q.delayed);
 	return td_copy_out(uarg, &q, sizeof(q));
 }
 
@@ -153,6 +161,8 @@ int td_ioctl_stats(struct tdispatch *d, void __user *uarg, u64 rejected,
 		.redelivered = st.redelivered,
 		.rejected_calls = rejected_calls,
 		.events_lost = events_lost,
+		.delayed = st.delayed,
+		.periodic_runs = st.periodic_runs,
 	};
 	return td_copy_out(uarg, &s, sizeof(s));
 }
@@ -209,6 +219,9 @@ static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg
 	case TDISPATCH_IOC_CANCEL:
 	case TDISPATCH_IOC_QUERY:
 	case TDISPATCH_IOC_STATS:
+	case TDISPATCH_IOC_PERIODIC_ADD:
+	case TDISPATCH_IOC_PERIODIC_DEL:
+	case TDISPATCH_IOC_PERIODIC_STATS:
 		if (u)
 			return td_user_ioctl(f, u, file, cmd, uarg);
 		if (a)

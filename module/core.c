@@ -27,6 +27,7 @@ static bool td_config_valid(const struct tdispatch_config *cfg)
 	       cfg->max_batch <= cfg->max_buffer &&
 	       cfg->workers >= 1 && cfg->workers <= TD_MAX_WORKERS &&
 	       cfg->max_input >= 1 && cfg->max_input <= TD_MAX_INPUT &&
+	       cfg->max_delayed <= TD_MAX_DELAYED &&
 	       cfg->max_delay_ns <= TDISPATCH_MAX_DELAY_NS;
 }
 
@@ -78,6 +79,8 @@ struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 	mutex_init(&d->lock);
 	spin_lock_init(&d->observers_lock);
 	INIT_LIST_HEAD(&d->observers);
+	INIT_LIST_HEAD(&d->periodic);
+	d->periodic_next = KTIME_MAX;
 	td_pending_init(&d->pending, cfg->max_buffer, cfg->max_batch, cfg->max_delay_ns);
 	td_shaper_init(&d->shaper, cfg->congestion_delay_ns, cfg->transient_delay_ns);
 
@@ -165,7 +168,8 @@ EXPORT_SYMBOL_GPL(tdispatch_cancel);
  * Where the task of @id is, for the char device's QUERY: absent, pending
  * (waiting behind an in-flight one counts as pending) or in flight.
  */
-void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiting)
+void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiting,
+	      u32 *delayed)
 {
 	struct tdispatch_task *t;
 	LIST_HEAD(reap);
@@ -177,6 +181,9 @@ void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiti
 		 TDISPATCH_STATE_IN_FLIGHT : TDISPATCH_STATE_PENDING;
 	*attempts = t ? t->attempts : 0;
 	*waiting = t && t->waiting;
+	*delayed = !!td_pending_lookup_delayed(&d->pending, id);
+	if (!t && *delayed)
+		*state = TDISPATCH_STATE_DELAYED;
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 	td_kick(d);
@@ -212,6 +219,8 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		.retries = p->retries,
 		.holdoffs = d->holdoffs,
 		.redelivered = d->redelivered,
+		.delayed = p->nr_delayed,
+		.periodic_runs = d->periodic_runs,
 	};
 	memcpy(st->results, d->results, sizeof(st->results));
 	/*
@@ -288,6 +297,8 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	tdispatch_unpublish(d);
 	percpu_ref_kill(&d->users);
 	wait_for_completion(&d->users_gone);
+	/* Nothing new starts: no submission, no periodic run. */
+	td_supervise_stop(d);
 
 	if (mode == TDISPATCH_DRAIN) {
 		/* Nothing more will join a batch: stop waiting for max_delay. */

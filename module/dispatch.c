@@ -38,7 +38,10 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 			trace_tdispatch_drop(d, t, outcome);
 		if (!list_empty(&d->observers))
 			td_events_observe(d, t, outcome);
-		d->ops->release(d, t, outcome);
+		if (t->periodic)
+			td_supervise_reap(d, t);
+		else
+			d->ops->release(d, t, outcome);
 		kmem_cache_free(td_task_cache, t);
 	}
 }
@@ -118,7 +121,10 @@ int td_acceptor_fn(void *arg)
 		mutex_lock(&d->lock);
 		now = ktime_get();
 		td_drain_input(d, now, &reap);
-		next = td_dispatch_batches(d, now, &reap);
+		td_pending_promote(&d->pending, now, &reap);
+		next = min(td_supervise(d, now, &reap),
+			   td_pending_next_delayed(&d->pending));
+		next = min(next, td_dispatch_batches(d, now, &reap));
 		idle = td_idle(d);
 		if (idle)
 			WRITE_ONCE(d->idle_seq, d->idle_seq + 1);
@@ -148,6 +154,8 @@ void td_batch_work(struct work_struct *work)
 
 	mutex_lock(&d->lock);
 	trace_tdispatch_batch_end(d, b, res);
+	if (d->nr_periodic || d->periodic_runs)
+		b->nr = td_supervise_batch(d, b, res, ktime_get(), &reap);
 	if (res != TD_RESULT_REDELIVER)
 		d->results[res]++;
 	else if (!d->stopping)

@@ -30,6 +30,7 @@
 #define TD_MAX_BATCH		4096U
 #define TD_MAX_WORKERS		64U
 #define TD_MAX_INPUT		SZ_1M
+#define TD_MAX_DELAYED		SZ_16M
 
 /*
  * Where a task is.  A task that has ended holds its enum tdispatch_outcome
@@ -184,6 +185,14 @@ struct tdispatch {
 	u64 holdoffs;
 	u64 redelivered;
 
+	/* Delayed submissions still on input lists, for the max_delayed cap. */
+	atomic_t delayed_queued;
+	/* Periodic registrations (supervisor.c), under ->lock. */
+	struct list_head periodic;
+	unsigned int nr_periodic;
+	ktime_t periodic_next;		/* when one needs the acceptor */
+	u64 periodic_runs;
+
 	/* Readers of outcome events: struct td_events, see td_reap(). */
 	spinlock_t observers_lock;
 	struct list_head observers;
@@ -204,7 +213,14 @@ bool td_idle(struct tdispatch *d);
 int td_acceptor_fn(void *arg);
 void td_batch_work(struct work_struct *work);
 
-void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiting);
+void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiting,
+	      u32 *delayed);
+
+ktime_t td_supervise(struct tdispatch *d, ktime_t now, struct list_head *reap);
+unsigned int td_supervise_batch(struct tdispatch *d, struct tdispatch_batch *b,
+				int res, ktime_t now, struct list_head *reap);
+void td_supervise_reap(struct tdispatch *d, struct tdispatch_task *t);
+void td_supervise_stop(struct tdispatch *d);
 
 /* A bounded ring of outcome events for one userspace reader. */
 struct td_events {
@@ -246,6 +262,7 @@ int td_copy_out(void __user *uarg, const void *karg, size_t ksize);
 int td_submit_vector(void __user *uarg,
 		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags),
 		     void *ctx);
+ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags);
 int td_ioctl_cancel(struct tdispatch *d, void __user *uarg);
 int td_ioctl_query(struct tdispatch *d, void __user *uarg);
 int td_ioctl_stats(struct tdispatch *d, void __user *uarg, u64 rejected,

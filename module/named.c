@@ -301,6 +301,7 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		.id = ut->id,
 		.len = ut->payload_len,
 		.deadline = ut->deadline_ns,
+		.not_before = td_not_before(ut, flags),
 	};
 	void *data, *payload;
 	int ret;
@@ -322,7 +323,8 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		goto rejected;
 	}
 	/* The engine counts its own refusals. */
-	ret = tdispatch_submit(pub->d, kt.id, payload, kt.deadline, GFP_KERNEL_ACCOUNT);
+	ret = tdispatch_submit_delayed(pub->d, kt.id, payload, kt.not_before, kt.deadline,
+				       GFP_KERNEL_ACCOUNT);
 	if (ret)
 		pub->acc.user_free(pub->d, payload);
 	return ret;

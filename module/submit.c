@@ -14,6 +14,75 @@
 #include "internal.h"
 #include "trace.h"
 
+static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_before,
+		     ktime_t deadline, gfp_t gfp)
+{
+	struct tdispatch_task *t;
+	struct td_input *in;
+	ktime_t now;
+	int ret;
+
+	if (!percpu_ref_tryget_live(&d->users)) {
+		ret = -ESHUTDOWN;
+		goto rejected;
+	}
+	/* Any CPU's list will do if we migrate; the count follows the list. */
+	in = raw_cpu_ptr(d->input);
+	if (atomic_read(&in->count) >= d->cfg.max_input) {
+		ret = -ENOBUFS;
+		goto put;
+	}
+	now = ktime_get();
+	if (ktime_after(not_before, now)) {
+		/*
+		 * The cap counts delayed tasks on the input lists and in the
+		 * delayed set; td_drain_input() moves them from one to the
+		 * other in that order, so a task is never missed, at worst
+		 * counted twice for a moment.
+		 */
+		if (atomic_inc_return(&d->delayed_queued) +
+		    READ_ONCE(d->pending.nr_delayed) > d->cfg.max_delayed) {
+			atomic_dec(&d->delayed_queued);
+			ret = -ENOSPC;
+			goto put;
+		}
+	} else {
+		not_before = 0;
+	}
+	t = kmem_cache_alloc(td_task_cache, gfp);
+	if (!t) {
+		ret = -ENOMEM;
+		goto unreserve;
+	}
+	*t = (struct tdispatch_task) {
+		.id = id,
+		.payload = payload,
+		.submitted = now,
+		.deadline = deadline,
+		.not_before = not_before,
+		.state = TD_TASK_INPUT,
+	};
+	/* Counted before it is visible, so drained never exceeds accepted. */
+	atomic_inc(&in->count);
+	atomic_long_inc(&in->accepted);
+	trace_tdispatch_submit(d, id);
+	if (llist_add(&t->input, &in->list)) {
+		atomic_long_inc(&in->wakeups);
+		wake_up_process(d->acceptor);
+	}
+	percpu_ref_put(&d->users);
+	return 0;
+
+unreserve:
+	if (not_before)
+		atomic_dec(&d->delayed_queued);
+put:
+	percpu_ref_put(&d->users);
+rejected:
+	atomic_long_inc(&raw_cpu_ptr(d->input)->rejected);
+	return ret;
+}
+
 /**
  * tdispatch_submit() - hand a task to a dispatcher
  * @d: the dispatcher
@@ -37,50 +106,34 @@
 int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
 		     ktime_t deadline, gfp_t gfp)
 {
-	struct tdispatch_task *t;
-	struct td_input *in;
-	int ret;
-
-	if (!percpu_ref_tryget_live(&d->users)) {
-		ret = -ESHUTDOWN;
-		goto rejected;
-	}
-	/* Any CPU's list will do if we migrate; the count follows the list. */
-	in = raw_cpu_ptr(d->input);
-	if (atomic_read(&in->count) >= d->cfg.max_input) {
-		ret = -ENOBUFS;
-		goto put;
-	}
-	t = kmem_cache_alloc(td_task_cache, gfp);
-	if (!t) {
-		ret = -ENOMEM;
-		goto put;
-	}
-	*t = (struct tdispatch_task) {
-		.id = id,
-		.payload = payload,
-		.submitted = ktime_get(),
-		.deadline = deadline,
-		.state = TD_TASK_INPUT,
-	};
-	/* Counted before it is visible, so drained never exceeds accepted. */
-	atomic_inc(&in->count);
-	atomic_long_inc(&in->accepted);
-	trace_tdispatch_submit(d, id);
-	if (llist_add(&t->input, &in->list)) {
-		atomic_long_inc(&in->wakeups);
-		wake_up_process(d->acceptor);
-	}
-	percpu_ref_put(&d->users);
-	return 0;
-
-put:
-	percpu_ref_put(&d->users);
-rejected:
-	atomic_long_inc(&raw_cpu_ptr(d->input)->rejected);
-	return ret;
+	return td_submit(d, id, payload, 0, deadline, gfp);
 }
 EXPORT_SYMBOL_GPL(tdispatch_submit);
+
+/**
+ * tdispatch_submit_delayed() - hand a task to a dispatcher, to run later
+ * @d: the dispatcher
+ * @id: the task's key, as for tdispatch_submit()
+ * @payload: as for tdispatch_submit()
+ * @not_before: CLOCK_MONOTONIC time before which the task does not enter
+ *	the pending set; a time not in the future means at once
+ * @deadline: as for tdispatch_submit()
+ * @gfp: as for tdispatch_submit()
+ *
+ * A delayed task waits in the dispatcher's delayed set, counted in
+ * &tdispatch_stats.delayed, and enters the pending set when it is due,
+ * within the acceptor's wake-up latency.  While it waits, a newer task
+ * with the same id replaces it (the newer task's time wins) and
+ * tdispatch_cancel() removes it.  Same contexts as tdispatch_submit().
+ *
+ * Return: as tdispatch_submit(), and -ENOSPC if max_delayed tasks wait.
+ */
+int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
+			     ktime_t not_before, ktime_t deadline, gfp_t gfp)
+{
+	return td_submit(d, id, payload, not_before, deadline, gfp);
+}
+EXPORT_SYMBOL_GPL(tdispatch_submit_delayed);
 
 /* Move every CPU's input into the pending set, in each CPU's arrival order. */
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
@@ -92,17 +145,21 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 		struct td_input *in = per_cpu_ptr(d->input, cpu);
 		struct tdispatch_task *t, *next;
 		struct llist_node *first;
-		int n = 0;
+		int n = 0, delayed = 0;
 
 		first = llist_del_all(&in->list);
 		if (!first)
 			continue;
 		first = llist_reverse_order(first);
 		llist_for_each_entry_safe(t, next, first, input) {
+			delayed += !!t->not_before;
 			td_pending_add(&d->pending, t, now, reap);
 			n++;
 		}
 		atomic_sub(n, &in->count);
+		/* In the delayed set before it leaves the count: see td_submit(). */
+		smp_mb__before_atomic();
+		atomic_sub(delayed, &d->delayed_queued);
 	}
 }
 

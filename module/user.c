@@ -23,11 +23,15 @@
 #define TD_USER_MAX_BUFFER	65536U
 #define TD_USER_MAX_BATCH	1024U
 #define TD_USER_MAX_BYTES	(16U << 20)	/* payload bytes held per dispatcher */
+#define TD_USER_MAX_DELAYED	SZ_1M
 #define TD_LEASE_MIN_NS		NSEC_PER_MSEC
 
 static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER1);
 static_assert(sizeof(struct tdispatch_take) == TDISPATCH_TAKE_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_complete) == TDISPATCH_COMPLETE_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_periodic_add) == TDISPATCH_PERIODIC_ADD_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_periodic_stats_user) ==
+	      TDISPATCH_PERIODIC_STATS_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_ltask) == 32);
 static_assert(sizeof(struct tdispatch_event) == 48);
 static_assert(TDISPATCH_RESULT_PERMANENT == TDISPATCH_PERMANENT);
@@ -143,7 +147,7 @@ int td_user_create(struct td_file *f, void __user *uarg)
 	if ((c.flags & ~TDISPATCH_CREATE_EVENTS) || c.pad || c.pad2 ||
 	    !memchr(c.name, 0, sizeof(c.name)) ||
 	    c.max_buffer > TD_USER_MAX_BUFFER || c.max_batch > TD_USER_MAX_BATCH ||
-	    c.max_input > TD_USER_MAX_BUFFER ||
+	    c.max_input > TD_USER_MAX_BUFFER || c.max_delayed > TD_USER_MAX_DELAYED ||
 	    c.lease_ns < TD_LEASE_MIN_NS || c.lease_ns > TDISPATCH_LEASE_MAX_NS ||
 	    !(c.flags & TDISPATCH_CREATE_EVENTS) != !c.event_queue ||
 	    c.event_queue > TD_USER_MAX_EVENTS)
@@ -175,6 +179,7 @@ int td_user_create(struct td_file *f, void __user *uarg)
 		.congestion_delay_ns = c.congestion_delay_ns,
 		.transient_delay_ns = c.transient_delay_ns,
 		.max_input = c.max_input,
+		.max_delayed = c.max_delayed,
 	};
 	mutex_lock(&f->lock);
 	if (f->user || f->attach) {
@@ -224,7 +229,8 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		goto free;
 	}
 	/* The engine counts its own refusals. */
-	ret = tdispatch_submit(u->d, ut->id, p, ut->deadline_ns, GFP_KERNEL_ACCOUNT);
+	ret = tdispatch_submit_delayed(u->d, ut->id, p, td_not_before(ut, flags),
+				       ut->deadline_ns, GFP_KERNEL_ACCOUNT);
 	if (!ret)
 		return 0;
 	kfree(p);
@@ -353,6 +359,98 @@ static int td_ioctl_complete(struct td_user *u, void __user *uarg)
 	return -ENOENT;
 }
 
+/* A registration's payload, held until its last run ended. */
+static void td_user_periodic_release(struct tdispatch *d, void *payload)
+{
+	struct td_user *u = tdispatch_priv(d);
+	struct td_payload *p = payload;
+
+	atomic_long_sub(p->len, &u->bytes);
+	kfree(p);
+}
+
+static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
+{
+	struct tdispatch_periodic_add a;
+	struct tdispatch_periodic pc;
+	struct td_payload *p;
+	int ret;
+
+	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_PERIODIC_ADD_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (a.flags || !a.payload_len || a.payload_len > TDISPATCH_PAYLOAD_MAX)
+		return -EINVAL;
+	if (atomic_long_add_return(a.payload_len, &u->bytes) > TD_USER_MAX_BYTES) {
+		ret = -ENOSPC;
+		goto unaccount;
+	}
+	p = kmalloc(struct_size(p, data, a.payload_len), GFP_KERNEL_ACCOUNT);
+	if (!p) {
+		ret = -ENOMEM;
+		goto unaccount;
+	}
+	p->len = a.payload_len;
+	ret = -EFAULT;
+	if (!copy_from_user(p->data, u64_to_user_ptr(a.payload), p->len)) {
+		pc = (struct tdispatch_periodic) {
+			.id = a.id,
+			.payload = p,
+			.period_ns = a.period_ns,
+			.timeout_ns = a.timeout_ns,
+			.max_backoff = a.max_backoff,
+			.release = td_user_periodic_release,
+		};
+		ret = tdispatch_periodic_add(u->d, &pc);
+		if (!ret)
+			return 0;
+	}
+	kfree(p);
+unaccount:
+	atomic_long_sub(a.payload_len, &u->bytes);
+	return ret;
+}
+
+static int td_ioctl_periodic_del(struct td_user *u, void __user *uarg)
+{
+	struct tdispatch_id a;
+	int ret;
+
+	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_ID_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (a.flags)
+		return -EINVAL;
+	return tdispatch_periodic_remove(u->d, a.id);
+}
+
+static int td_ioctl_periodic_stats(struct td_user *u, void __user *uarg)
+{
+	struct tdispatch_periodic_stats_user s;
+	struct tdispatch_periodic_stats st;
+	int ret;
+
+	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_PERIODIC_STATS_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (s.flags)
+		return -EINVAL;
+	ret = tdispatch_periodic_get_stats(u->d, s.id, &st);
+	if (ret)
+		return ret;
+	s = (struct tdispatch_periodic_stats_user) {
+		.size = sizeof(s),
+		.id = s.id,
+		.runs = st.runs,
+		.successes = st.successes,
+		.timeouts = st.timeouts,
+		.failures = st.failures,
+		.skipped = st.skipped,
+		.interval_ns = st.interval_ns,
+	};
+	return td_copy_out(uarg, &s, sizeof(s));
+}
+
 long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 		   unsigned int cmd, void __user *uarg)
 {
@@ -371,6 +469,12 @@ long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 		return td_ioctl_stats(u->d, uarg, atomic_long_read(&u->rejected),
 				      atomic_long_read(&f->rejected_calls),
 				      u->has_events ? td_events_lost(&u->events) : 0);
+	case TDISPATCH_IOC_PERIODIC_ADD:
+		return td_ioctl_periodic_add(u, uarg);
+	case TDISPATCH_IOC_PERIODIC_DEL:
+		return td_ioctl_periodic_del(u, uarg);
+	case TDISPATCH_IOC_PERIODIC_STATS:
+		return td_ioctl_periodic_stats(u, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -520,8 +520,10 @@ struct tdispatch_attach {
 #define TDISPATCH_IOC_STATS	_IOWR(TDISPATCH_IOC_MAGIC, 0x07, struct tdispatch_stats_user)
 #define TDISPATCH_IOC_LIST	_IOWR(TDISPATCH_IOC_MAGIC, 0x08, struct tdispatch_list)
 #define TDISPATCH_IOC_ATTACH	_IOW(TDISPATCH_IOC_MAGIC, 0x09, struct tdispatch_attach)
-#define TDISPATCH_IOC_PERIODIC_ADD	_IOW(TDISPATCH_IOC_MAGIC, 0x0a, struct tdispatch_periodic_add)
+#define TDISPATCH_IOC_PERIODIC_ADD	\
+	_IOW(TDISPATCH_IOC_MAGIC, 0x0a, struct tdispatch_periodic_add)
 #define TDISPATCH_IOC_PERIODIC_DEL	_IOW(TDISPATCH_IOC_MAGIC, 0x0b, struct tdispatch_id)
-#define TDISPATCH_IOC_PERIODIC_STATS	_IOWR(TDISPATCH_IOC_MAGIC, 0x0c, struct tdispatch_periodic_stats_user)
+#define TDISPATCH_IOC_PERIODIC_STATS	\
+	_IOWR(TDISPATCH_IOC_MAGIC, 0x0c, struct tdispatch_periodic_stats_user)
 
 #endif /* _UAPI_LINUX_TDISPATCH_H */

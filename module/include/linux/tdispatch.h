@@ -234,6 +234,8 @@ struct tdispatch_ops {
  * @max_input: most submitted tasks that may wait on one CPU's input list
  *	before the acceptor drains them; submit fails with -ENOBUFS beyond.
  *	1 to 1048576.
+ * @max_delayed: most tasks waiting for their not-before time; a delayed
+ *	submission beyond fails with -ENOSPC.  0 to 16777216; 0 allows none.
  */
 struct tdispatch_config {
 	const char *name;
@@ -244,6 +246,7 @@ struct tdispatch_config {
 	u64 congestion_delay_ns;
 	u64 transient_delay_ns;
 	unsigned int max_input;
+	unsigned int max_delayed;
 };
 
 /**
@@ -267,9 +270,11 @@ struct tdispatch_config {
  *	char device's lease expired or its worker closed the file).
  * @wakeups: times a submission woke the acceptor: only the first task on
  *	an empty per-CPU input list does.
+ * @delayed: tasks waiting for their not-before time.
+ * @periodic_runs: runs of periodic tasks submitted; counted in @accepted.
  *
- * At every snapshot: accepted = queued + pending + in_flight + done + failed
- * + overridden + expired + dropped + cancelled.
+ * At every snapshot: accepted = queued + delayed + pending + in_flight +
+ * done + failed + overridden + expired + dropped + cancelled.
  */
 struct tdispatch_stats {
 	u64 accepted;
@@ -289,6 +294,59 @@ struct tdispatch_stats {
 	u64 holdoffs;
 	u64 redelivered;
 	u64 wakeups;
+	u64 delayed;
+	u64 periodic_runs;
+};
+
+/**
+ * struct tdispatch_periodic - a supervised periodic task
+ * @id: the id of its runs; one registration per id and dispatcher.
+ * @payload: what every run carries to ->process(); the dispatcher's
+ *	->release() is not called for runs.
+ * @period_ns: the base interval, 1 ms to 1 day.  The first run is due at
+ *	once.
+ * @timeout_ns: a run not ended this long after it was submitted has timed
+ *	out; 1 ms to 1 day.
+ * @max_backoff: the interval grows to at most @period_ns times this; 1 to
+ *	1024.
+ * @release: called with @payload once the task is removed and its last run
+ *	has ended, in process context; may be NULL.
+ *
+ * Every interval a run is submitted.  A run that has not ended within
+ * @timeout_ns, or whose batch ends with %TDISPATCH_CONGESTION or
+ * %TDISPATCH_TRANSIENT, doubles the interval up to the bound;
+ * %TDISPATCH_SUCCESS resets it to @period_ns.  The next run falls due one
+ * interval after the previous one ended or timed out; a run still going
+ * then is not started twice but counted as skipped.  Runs are not
+ * retried: the next run is the retry, and a run whose batch is retried
+ * ends %TDISPATCH_FAILED.
+ */
+struct tdispatch_periodic {
+	u64 id;
+	void *payload;
+	u64 period_ns;
+	u64 timeout_ns;
+	unsigned int max_backoff;
+	void (*release)(struct tdispatch *d, void *payload);
+};
+
+/**
+ * struct tdispatch_periodic_stats - the counters of a periodic task
+ * @runs: runs submitted.
+ * @successes: runs that ended with %TDISPATCH_SUCCESS in time.
+ * @timeouts: runs that had not ended within the timeout.
+ * @failures: runs that ended otherwise in time: a batch result other than
+ *	success, or no batch at all (overridden, dropped, cancelled).
+ * @skipped: due times passed over because a run was still going.
+ * @interval_ns: the current interval.
+ */
+struct tdispatch_periodic_stats {
+	u64 runs;
+	u64 successes;
+	u64 timeouts;
+	u64 failures;
+	u64 skipped;
+	u64 interval_ns;
 };
 
 /**
@@ -297,12 +355,14 @@ struct tdispatch_stats {
  * @data: its payload bytes, a kernel copy valid during the call.
  * @len: number of bytes, 1 to %TDISPATCH_PAYLOAD_MAX.
  * @deadline: as for tdispatch_submit().
+ * @not_before: as for tdispatch_submit_delayed().
  */
 struct tdispatch_user_task {
 	u64 id;
 	const void *data;
 	u32 len;
 	ktime_t deadline;
+	ktime_t not_before;
 };
 
 /**
@@ -332,7 +392,13 @@ struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 				   const struct tdispatch_ops *ops, void *priv);
 int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
 		     ktime_t deadline, gfp_t gfp);
+int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
+			     ktime_t not_before, ktime_t deadline, gfp_t gfp);
 int tdispatch_cancel(struct tdispatch *d, u64 id);
+int tdispatch_periodic_add(struct tdispatch *d, const struct tdispatch_periodic *pc);
+int tdispatch_periodic_remove(struct tdispatch *d, u64 id);
+int tdispatch_periodic_get_stats(struct tdispatch *d, u64 id,
+				 struct tdispatch_periodic_stats *st);
 void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st);
 void *tdispatch_priv(const struct tdispatch *d);
 int tdispatch_publish(struct tdispatch *d, const struct tdispatch_publish *pub);
