@@ -50,4 +50,41 @@ tdctl create --name userdemo --max-batch 8 --max-delay-ms 20 --workers 2 \
 	echo "  outcome events by kind:"
 	tdctl events | awk "{ print \$2 }" | sort | uniq -c | sed "s/^/    /"
 '
+
+echo
+echo "--- time: a periodic health check backs off and recovers"
+echo "    a task delayed by 500 ms waits, then reaches a worker; then a health"
+echo "    check due every 200 ms, whose first 3 runs outlast their 100 ms"
+echo "    timeout, backs off (its interval doubles, up to 4 x 200 ms) until"
+echo "    a run succeeds"
+tdctl create --name timedemo --max-delay-ms 0 -- sh -c '
+	t0=$(cut -d" " -f1 /proc/uptime)
+	el() { awk -v t0="$t0" "{ printf \"%5.2f s\", \$1 - t0 }" /proc/uptime; }
+	echo "  $(el)  submit --delay-ms 500 9 later: $(tdctl submit --delay-ms 500 9 later)"
+	echo "  $(el)  query 9: $(tdctl query 9)"
+	took=$(tdctl work --count 1 2>/dev/null)
+	echo "  $(el)  a worker took: $took"
+	echo
+	# The worker: the first 3 runs take 300 ms, the others are done at once.
+	(for run in 1 2 3; do tdctl work --count 1 --exec "sleep 0.3"; done
+		exec tdctl work >/dev/null) 2>/dev/null &
+	worker=$!
+	t0=$(cut -d" " -f1 /proc/uptime)
+	echo "  $(tdctl periodic add 1 health --period-ms 200 --timeout-ms 100 \
+		--max-backoff 4)"
+	# A line whenever its counters change, until 3 runs succeeded (or 10 s).
+	last= i=0
+	while [ $i -lt 500 ]; do
+		now=$(tdctl periodic stats 1)
+		[ "$now" = "$last" ] || echo "  $(el)  $now"
+		last=$now i=$((i + 1))
+		case $now in *"successes 3,"*) break ;; esac
+		sleep 0.05
+	done
+	echo "  $(tdctl periodic del 1)"
+	kill $worker
+	wait $worker 2>/dev/null
+	echo "  counters:"
+	tdctl stats | grep -E "^(accepted|delayed|done|periodic_runs) " | sed "s/^/    /"
+'
 echo "=== end of demo ==="

@@ -42,6 +42,12 @@
 #define MAX_OPTS		16
 /* Events an attachment to a named dispatcher queues unless --queue says. */
 #define NAMED_QUEUE		4096
+/* Delayed tasks a dispatcher of "tdctl create" holds unless --max-delayed says. */
+#define DEFAULT_MAX_DELAYED	65536
+#define MAX_DELAYED		1048576
+/* Periodic tasks: period and timeout from 1 ms to a day; backoff bound. */
+#define PERIODIC_MAX_MS		86400000ULL
+#define PERIODIC_MAX_BACKOFF	1024
 
 /* Exit statuses. */
 #define EXIT_USAGE		2
@@ -70,9 +76,18 @@ static const char * const state_names[] = {
 	[TDISPATCH_STATE_ABSENT]	= "absent (neither pending nor in flight)",
 	[TDISPATCH_STATE_PENDING]	= "pending",
 	[TDISPATCH_STATE_IN_FLIGHT]	= "in flight",
+	[TDISPATCH_STATE_DELAYED]	= "delayed (waiting for its not-before time)",
 };
 
-/* The counters of struct tdispatch_stats_user, in the order shown. */
+/* The feature bits, as "tdctl version" names them. */
+static const char * const feature_names[] = {
+	"user", "named", "delayed", "periodic",
+};
+
+/*
+ * The counters of struct tdispatch_stats_user, in the order shown; those
+ * beyond the size the kernel reports (an older module) are not.
+ */
 struct counter {
 	const char *name;
 	size_t off;
@@ -85,6 +100,7 @@ static const struct counter counters[] = {
 	COUNTER(accepted, false),
 	COUNTER(rejected, false),
 	COUNTER(queued, true),
+	COUNTER(delayed, true),
 	COUNTER(pending, true),
 	COUNTER(in_flight, true),
 	COUNTER(done, false),
@@ -99,6 +115,7 @@ static const struct counter counters[] = {
 	COUNTER(redelivered, false),
 	COUNTER(rejected_calls, false),
 	COUNTER(events_lost, false),
+	COUNTER(periodic_runs, false),
 };
 
 /* ---- messages and small helpers ---- */
@@ -246,15 +263,51 @@ static int env_fd(void)
 	return fd;
 }
 
+/*
+ * Whether the module predates delayed tasks.  Ioctl numbers carry the size
+ * of their struct, and those of CREATE, SUBMIT and STATS grew with delayed
+ * tasks: such a module answers only to the numbers of their first version,
+ * ioc_ver0(), with the first version's struct.  Asked once per process:
+ * tdctl talks to one module.
+ */
+static bool ver0_module(int fd)
+{
+	static int ver0 = -1;
+	struct tdispatch_version v = { .size = sizeof(v) };
+
+	/* If VERSION fails, the call itself will say what is wrong. */
+	if (ver0 < 0)
+		ver0 = !ioctl(fd, TDISPATCH_IOC_VERSION, &v) &&
+		       !(v.features & TDISPATCH_FEAT_DELAYED);
+	return ver0;
+}
+
+/* Ioctl @req as numbered for a struct of @size bytes. */
+static unsigned long ioc_ver0(unsigned long req, __u32 size)
+{
+	return (req & ~((unsigned long)_IOC_SIZEMASK << _IOC_SIZESHIFT)) |
+	       (unsigned long)size << _IOC_SIZESHIFT;
+}
+
 static int get_stats(int fd, struct tdispatch_stats_user *s)
 {
 	*s = (struct tdispatch_stats_user) { .size = sizeof(*s) };
+	if (ver0_module(fd)) {
+		s->size = TDISPATCH_STATS_SIZE_VER0;
+		return td_ioctl(fd, ioc_ver0(TDISPATCH_IOC_STATS, s->size), s, "stats");
+	}
 	return td_ioctl(fd, TDISPATCH_IOC_STATS, s, "stats");
 }
 
 static __u64 counter_value(const struct tdispatch_stats_user *s, const struct counter *c)
 {
 	return *(const __u64 *)((const char *)s + c->off);
+}
+
+/* Whether the kernel filled in this counter: it reports the size it knows. */
+static bool counter_known(const struct tdispatch_stats_user *s, const struct counter *c)
+{
+	return c->off + sizeof(__u64) <= s->size;
 }
 
 /* ---- options ---- */
@@ -278,6 +331,7 @@ struct opt {
 #define END_OPT				{ NULL, 0, NULL, 0, 0, 0 }
 
 static void cmd_usage(const char *name, FILE *out, bool full);
+static int parse_opts_among(int argc, char **argv, const struct opt *opts, char **operands);
 
 static void usage_exit(const char *name)
 {
@@ -314,9 +368,19 @@ static int set_opt(const struct opt *o, const char *arg)
  */
 static int parse_opts(int argc, char **argv, const struct opt *opts)
 {
+	return parse_opts_among(argc, argv, opts, NULL);
+}
+
+/*
+ * The same, with options before and after the operands: with @operands,
+ * the operands, up to "--" and all after it, are gathered there in order
+ * (room for argc) and their number returned.
+ */
+static int parse_opts_among(int argc, char **argv, const struct opt *opts, char **operands)
+{
 	struct option lo[MAX_OPTS + 2];
 	char shorts[2 * MAX_OPTS + 3] = "+h";
-	int n, c, k, len = 2;
+	int n, c, k, len = 2, nr = 0;
 
 	for (n = 0; opts[n].name && n < MAX_OPTS; n++) {
 		lo[n] = (struct option) {
@@ -334,8 +398,15 @@ static int parse_opts(int argc, char **argv, const struct opt *opts)
 	lo[n++] = (struct option) { .name = "help", .val = 'h' };
 	lo[n] = (struct option) { 0 };
 
+	/* "-": getopt_long() returns each operand as the argument of option 1. */
+	if (operands)
+		shorts[0] = '-';
 	optind = 0;
 	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		if (c == 1 && operands) {
+			operands[nr++] = optarg;
+			continue;
+		}
 		if (c == 'h') {
 			cmd_usage(argv[0], stdout, true);
 			exit(0);
@@ -346,7 +417,11 @@ static int parse_opts(int argc, char **argv, const struct opt *opts)
 		if (c < 256 || set_opt(&opts[c - 256], optarg))
 			usage_exit(argv[0]);
 	}
-	return optind;
+	if (!operands)
+		return optind;
+	while (optind < argc)
+		operands[nr++] = argv[optind++];
+	return nr;
 }
 
 static const struct opt no_opts[] = { END_OPT };
@@ -383,6 +458,26 @@ static __u64 id_operand(int argc, char **argv)
 
 /* ---- version, list ---- */
 
+/* " (user, named, ...)": the bits tdctl knows, then any others in hex. */
+static void print_features(__u64 features)
+{
+	const char *sep = " (";
+	__u64 unknown = features;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(feature_names); i++) {
+		if (!(features & (1ULL << i)))
+			continue;
+		printf("%s%s", sep, feature_names[i]);
+		sep = ", ";
+		unknown &= ~(1ULL << i);
+	}
+	if (unknown)
+		printf("%sunknown %#llx", sep, ull(unknown));
+	if (features)
+		printf(")");
+}
+
 static int cmd_version(int argc, char **argv)
 {
 	struct tdispatch_version v;
@@ -398,26 +493,32 @@ static int cmd_version(int argc, char **argv)
 		return ret;
 	printf("abi_version: %u\n", v.abi_version);
 	printf("features:    %#llx", ull(v.features));
-	if (v.features & (TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED))
-		printf(" (%s%s%s)", v.features & TDISPATCH_FEAT_USER ? "user" : "",
-		       v.features & TDISPATCH_FEAT_USER && v.features & TDISPATCH_FEAT_NAMED ?
-		       ", " : "", v.features & TDISPATCH_FEAT_NAMED ? "named" : "");
+	print_features(v.features);
 	printf("\n");
 	printf("struct_size: %u\n", v.size);
+	return 0;
+}
+
+/*
+ * The module must have feature @bit (what @what needs); says so if not.
+ * @fd is the device or a dispatcher's file: either answers VERSION.
+ */
+static int need_feature(int fd, __u64 bit, const char *what)
+{
+	struct tdispatch_version v;
+
+	if (get_version(fd, &v))
+		return 1;
+	if (!(v.features & bit))
+		return fail("the loaded module (ABI %u, features %#llx) has no %s",
+			    v.abi_version, ull(v.features), what);
 	return 0;
 }
 
 /* The module must know named dispatchers; says so if not. */
 static int check_named(int fd)
 {
-	struct tdispatch_version v;
-
-	if (get_version(fd, &v))
-		return 1;
-	if (!(v.features & TDISPATCH_FEAT_NAMED))
-		return fail("the loaded module (ABI %u, features %#llx) has no %s",
-			    v.abi_version, ull(v.features), "named dispatchers");
-	return 0;
+	return need_feature(fd, TDISPATCH_FEAT_NAMED, "named dispatchers");
 }
 
 /* Every named dispatcher, as this file's opener sees them: malloc()ed. */
@@ -662,17 +763,6 @@ static int dispatcher_fd(__u32 flags, __u32 queue)
 
 /* ---- create ---- */
 
-static int check_features(int fd)
-{
-	struct tdispatch_version v;
-
-	if (get_version(fd, &v))
-		return 1;
-	if (!(v.features & TDISPATCH_FEAT_USER))
-		return fail("the loaded module (ABI %u, features %#llx) has no %s",
-			    v.abi_version, ull(v.features), "userspace dispatchers");
-	return 0;
-}
 
 /* In the child: keep the file open across exec, say where it is, run. */
 static void exec_with_fd(int fd, char **cmdv)
@@ -719,6 +809,7 @@ static int cmd_create(int argc, char **argv)
 	__u64 max_buffer = 4096, max_batch = 0, max_delay = 100, workers = 4;
 	__u64 lease = 30000, events = 0, max_input = 4096;
 	__u64 congestion = 1000, transient = 100;
+	__u64 max_delayed = UINT64_MAX;		/* not given */
 	const struct opt opts[] = {
 		STR_OPT("name", &name),
 		NUM_OPT("max-buffer", &max_buffer, 1, 65536),
@@ -730,10 +821,12 @@ static int cmd_create(int argc, char **argv)
 		NUM_OPT("max-input", &max_input, 1, 65536),
 		NUM_OPT("congestion-delay-ms", &congestion, 0, 30000),
 		NUM_OPT("transient-delay-ms", &transient, 0, 30000),
+		NUM_OPT("max-delayed", &max_delayed, 0, MAX_DELAYED),
 		END_OPT,
 	};
 	int first = parse_opts(argc, argv, opts);
 	struct tdispatch_create c = { .size = sizeof(c) };
+	bool ver0;
 	int fd;
 
 	if (strlen(name) >= sizeof(c.name))
@@ -758,15 +851,30 @@ static int cmd_create(int argc, char **argv)
 	fd = open_dev();
 	if (fd < 0)
 		return 1;
-	if (check_features(fd) || td_ioctl(fd, TDISPATCH_IOC_CREATE, &c, "create")) {
-		close(fd);
-		return 1;
+	if (need_feature(fd, TDISPATCH_FEAT_USER, "userspace dispatchers"))
+		goto fail;
+	/* A module without delayed tasks takes the first version of the struct. */
+	ver0 = ver0_module(fd);
+	if (ver0 && max_delayed != UINT64_MAX && max_delayed) {
+		need_feature(fd, TDISPATCH_FEAT_DELAYED, "delayed tasks (--max-delayed)");
+		goto fail;
 	}
+	if (ver0)
+		c.size = TDISPATCH_CREATE_SIZE_VER0;
+	else
+		c.max_delayed = max_delayed == UINT64_MAX ? DEFAULT_MAX_DELAYED : max_delayed;
+	if (td_ioctl(fd, ver0 ? ioc_ver0(TDISPATCH_IOC_CREATE, c.size) : TDISPATCH_IOC_CREATE,
+		     &c, "create"))
+		goto fail;
 	if (first == argc)
 		fprintf(stderr, "tdctl: dispatcher \"%s\" is on descriptor %d (%s) of this shell;\n"
 			"tdctl: it goes away when the shell and all it started have exited\n",
 			name, fd, FD_ENV);
 	return run_with_fd(fd, argv + first);
+
+fail:
+	close(fd);
+	return 1;
 }
 
 /* ---- submit ---- */
@@ -775,6 +883,9 @@ static int cmd_create(int argc, char **argv)
 struct submission {
 	int fd;
 	__u64 deadline_ns;
+	__u64 not_before_ns;	/* a delay with TDISPATCH_SUBMIT_RELATIVE */
+	__u32 flags;
+	bool ver0;		/* a module without delayed tasks: 32-byte tasks */
 	const char *unit;	/* what pos[] counts: "task" or "line" */
 	unsigned int n;
 	struct tdispatch_utask t[TDISPATCH_SUBMIT_MAX];
@@ -799,24 +910,64 @@ static void report_task(const struct submission *s, unsigned int i)
 	if (err == EINVAL)
 		fail("submit: %s %lu, id %llu: payload must be 1 to %u bytes",
 		     s->unit, s->pos[i], ull(s->t[i].id), TDISPATCH_PAYLOAD_MAX);
+	else if (err == ENOSPC && s->not_before_ns && !target)
+		fail("submit: %s %lu, id %llu: %s (the dispatcher holds its --max-delayed\n"
+		     "       delayed tasks, none if created with --max-delayed 0, or 16 MiB of\n"
+		     "       payloads already)", s->unit, s->pos[i], ull(s->t[i].id),
+		     strerror(err));
+	else if (err == ENOSPC && s->not_before_ns)
+		fail("submit: %s %lu, id %llu: %s (the dispatcher holds as many delayed\n"
+		     "       tasks as its driver allows, or none at all)", s->unit, s->pos[i],
+		     ull(s->t[i].id), strerror(err));
 	else
 		fail("submit: %s %lu, id %llu: %s%s", s->unit, s->pos[i], ull(s->t[i].id),
 		     strerror(err), errno_hint(err));
+}
+
+/*
+ * SUBMIT for a module that has no delayed tasks (see ver0_module()): the
+ * first version of the struct, whose tasks are the first
+ * TDISPATCH_UTASK_SIZE_VER0 bytes of ours, packed.
+ */
+static int submit_ver0(struct submission *s, struct tdispatch_submit *arg)
+{
+	char *packed = malloc(s->n * TDISPATCH_UTASK_SIZE_VER0);
+	unsigned int i;
+	int ret;
+
+	if (!packed)
+		return fail("submit: %s", strerror(ENOMEM));
+	for (i = 0; i < s->n; i++)
+		memcpy(packed + i * TDISPATCH_UTASK_SIZE_VER0, &s->t[i],
+		       TDISPATCH_UTASK_SIZE_VER0);
+	arg->size = TDISPATCH_SUBMIT_SIZE_VER0;
+	arg->tasks = (uintptr_t)packed;
+	ret = td_ioctl(s->fd, ioc_ver0(TDISPATCH_IOC_SUBMIT, arg->size), arg, "submit");
+	for (i = 0; !ret && i < s->n; i++)
+		memcpy(&s->t[i].status, packed + i * TDISPATCH_UTASK_SIZE_VER0 +
+		       offsetof(struct tdispatch_utask, status), sizeof(s->t[i].status));
+	free(packed);
+	return ret;
 }
 
 static int submit_flush(struct submission *s)
 {
 	struct tdispatch_submit arg = {
 		.size = sizeof(arg),
+		.flags = s->flags,
 		.tasks = (uintptr_t)s->t,
 		.count = s->n,
+		.task_size = sizeof(s->t[0]),
 	};
 	unsigned int i;
 	int ret = 0;
 
 	if (!s->n)
 		return 0;
-	ret = td_ioctl(s->fd, TDISPATCH_IOC_SUBMIT, &arg, "submit");
+	if (s->ver0)
+		ret = submit_ver0(s, &arg);
+	else
+		ret = td_ioctl(s->fd, TDISPATCH_IOC_SUBMIT, &arg, "submit");
 	if (!ret) {
 		for (i = 0; i < s->n; i++)
 			if (s->t[i].status)
@@ -844,6 +995,7 @@ static int submit_add(struct submission *s, unsigned long pos, const char *id,
 	t->payload_len = strlen(payload);
 	t->status = 0;
 	t->deadline_ns = s->deadline_ns;
+	t->not_before_ns = s->not_before_ns;
 	s->pos[s->n] = pos;
 	s->owned[s->n] = owned;
 	if (++s->n < TDISPATCH_SUBMIT_MAX)
@@ -892,9 +1044,12 @@ static int submit_args(struct submission *s, int argc, char **argv)
 
 static int cmd_submit(int argc, char **argv)
 {
-	__u64 deadline_ms = 0;
+	/* Not given: UINT64_MAX is more than --delay-ms takes; --at-ns 0 is "now". */
+	__u64 deadline_ms = 0, delay_ms = UINT64_MAX, at_ns = 0;
 	const struct opt opts[] = {
 		NUM_OPT("deadline-ms", &deadline_ms, 0, MS_MAX),
+		NUM_OPT("delay-ms", &delay_ms, 0, MS_MAX),
+		NUM_OPT("at-ns", &at_ns, 0, UINT64_MAX),
 		NAMED_OPT,
 		END_OPT,
 	};
@@ -905,6 +1060,10 @@ static int cmd_submit(int argc, char **argv)
 
 	if (!from_stdin && (first == argc || (argc - first) % 2))
 		usage_exit(argv[0]);
+	if (delay_ms != UINT64_MAX && at_ns) {
+		fail("submit: --delay-ms and --at-ns both say when the tasks may start; give one");
+		usage_exit(argv[0]);
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return fail("submit: %s", strerror(errno));
@@ -913,6 +1072,21 @@ static int cmd_submit(int argc, char **argv)
 		free(s);
 		return 1;
 	}
+	if (delay_ms != UINT64_MAX) {
+		s->not_before_ns = delay_ms * NSEC_PER_MSEC;
+		s->flags = TDISPATCH_SUBMIT_RELATIVE;
+	} else {
+		s->not_before_ns = at_ns;
+	}
+	s->ver0 = ver0_module(s->fd);
+	if (s->ver0 && s->not_before_ns) {
+		ret = need_feature(s->fd, TDISPATCH_FEAT_DELAYED,
+				   "delayed tasks (--delay-ms, --at-ns)");
+		free(s);
+		return ret;
+	}
+	if (s->ver0)
+		s->flags = 0;	/* --delay-ms 0: at once, which it knows */
 	if (deadline_ms)
 		s->deadline_ns = now_ns() + deadline_ms * NSEC_PER_MSEC;
 	s->unit = from_stdin ? "line" : "task";
@@ -1151,8 +1325,9 @@ static void print_stats_json(const struct tdispatch_stats_user *s)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(counters); i++)
-		printf("%s\"%s\":%llu", i ? "," : "{", counters[i].name,
-		       ull(counter_value(s, &counters[i])));
+		if (counter_known(s, &counters[i]))
+			printf("%s\"%s\":%llu", i ? "," : "{", counters[i].name,
+			       ull(counter_value(s, &counters[i])));
 	printf("}\n");
 }
 
@@ -1161,7 +1336,9 @@ static void print_stats_text(const struct tdispatch_stats_user *s)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(counters); i++)
-		printf("%-15s %llu\n", counters[i].name, ull(counter_value(s, &counters[i])));
+		if (counter_known(s, &counters[i]))
+			printf("%-15s %llu\n", counters[i].name,
+			       ull(counter_value(s, &counters[i])));
 }
 
 static int cmd_stats(int argc, char **argv)
@@ -1201,6 +1378,8 @@ static void watch_screen(const struct tdispatch_stats_user *s,
 		       FD_ENV, getenv(FD_ENV), ull(interval_ms));
 	printf("%-15s %14s %12s\n", "counter", "value", "per second");
 	for (i = 0; i < ARRAY_SIZE(counters); i++) {
+		if (!counter_known(s, &counters[i]))
+			continue;
 		v = counter_value(s, &counters[i]);
 		was = counter_value(prev, &counters[i]);
 		printf("%-15s %14llu", counters[i].name, ull(v));
@@ -1217,7 +1396,8 @@ static void watch_line(const struct tdispatch_stats_user *s, __u64 elapsed_ms)
 
 	printf("%llu.%03llu", ull(elapsed_ms / 1000), ull(elapsed_ms % 1000));
 	for (i = 0; i < ARRAY_SIZE(counters); i++)
-		printf(" %s=%llu", counters[i].name, ull(counter_value(s, &counters[i])));
+		if (counter_known(s, &counters[i]))
+			printf(" %s=%llu", counters[i].name, ull(counter_value(s, &counters[i])));
 	printf("\n");
 }
 
@@ -1374,7 +1554,7 @@ static int cmd_cancel(int argc, char **argv)
 		return 0;
 	}
 	if (errno == ENOENT)
-		return fail("cancel: no task with id %llu is pending", ull(a.id));
+		return fail("cancel: no task with id %llu is pending or delayed", ull(a.id));
 	if (errno == EBUSY)
 		return fail("cancel: task %llu is in flight; only a pending task can be cancelled",
 			    ull(a.id));
@@ -1389,12 +1569,165 @@ static int cmd_query(int argc, char **argv)
 	if (fd < 0 || td_ioctl(fd, TDISPATCH_IOC_QUERY, &q, "query"))
 		return 1;
 	printf("task %llu: %s", ull(q.id), name_of(state_names, ARRAY_SIZE(state_names), q.state));
-	if (q.state != TDISPATCH_STATE_ABSENT)
+	if (q.state == TDISPATCH_STATE_PENDING || q.state == TDISPATCH_STATE_IN_FLIGHT)
 		printf(", %u %s", q.attempts, retries(q.attempts));
 	if (q.waiting)
 		printf("; a newer task with this id waits behind it");
+	if (q.delayed && q.state != TDISPATCH_STATE_DELAYED)
+		printf("; a newer task with this id is delayed, waiting for its not-before time");
 	printf("\n");
 	return 0;
+}
+
+/* ---- periodic ---- */
+
+/* @ns as milliseconds: whole ones as such, else with three decimals. */
+static void print_ms(__u64 ns)
+{
+	if (ns % NSEC_PER_MSEC)
+		printf("%.3f", ns / 1e6);
+	else
+		printf("%llu", ull(ns / NSEC_PER_MSEC));
+}
+
+/* What a PERIODIC_* call that failed with @err means for task @id. */
+static int periodic_failed(const char *sub, __u64 id, int err)
+{
+	if (err == ENOENT)
+		return fail("periodic %s: no periodic task has id %llu", sub, ull(id));
+	if (err == EEXIST)
+		return fail("periodic %s: id %llu has a periodic task already\n"
+			    "       ('tdctl periodic del %llu' removes it)", sub, ull(id), ull(id));
+	if (err == ENOSPC)
+		return fail("periodic %s: %s (the dispatcher has 1024 periodic tasks, or holds\n"
+			    "       16 MiB of payloads already)", sub, strerror(err));
+	return fail("periodic %s: %s%s", sub, strerror(err), errno_hint(err));
+}
+
+static int periodic_add(int fd, struct tdispatch_periodic_add *a)
+{
+	if (ioctl(fd, TDISPATCH_IOC_PERIODIC_ADD, a))
+		return periodic_failed("add", a->id, errno);
+	printf("periodic task %llu: a run every ", ull(a->id));
+	print_ms(a->period_ns);
+	printf(" ms, timed out after ");
+	print_ms(a->timeout_ns);
+	printf(" ms");
+	if (a->max_backoff > 1) {
+		printf(", backing off to every ");
+		print_ms(a->period_ns * a->max_backoff);
+		printf(" ms");
+	}
+	printf("\n");
+	return 0;
+}
+
+static int periodic_del(int fd, __u64 id)
+{
+	struct tdispatch_id d = { .size = sizeof(d), .id = id };
+
+	if (ioctl(fd, TDISPATCH_IOC_PERIODIC_DEL, &d))
+		return periodic_failed("del", id, errno);
+	printf("periodic task %llu removed\n", ull(id));
+	return 0;
+}
+
+static int periodic_stats(int fd, __u64 id, bool json)
+{
+	struct tdispatch_periodic_stats_user s = { .size = sizeof(s), .id = id };
+
+	if (ioctl(fd, TDISPATCH_IOC_PERIODIC_STATS, &s))
+		return periodic_failed("stats", id, errno);
+	if (json) {
+		printf("{\"id\":%llu,\"runs\":%llu,\"successes\":%llu,\"timeouts\":%llu,",
+		       ull(s.id), ull(s.runs), ull(s.successes), ull(s.timeouts));
+		printf("\"failures\":%llu,\"skipped\":%llu,\"interval_ms\":", ull(s.failures),
+		       ull(s.skipped));
+		print_ms(s.interval_ns);
+		printf(",\"interval_ns\":%llu}\n", ull(s.interval_ns));
+		return 0;
+	}
+	printf("task %llu: runs %llu, successes %llu, timeouts %llu, failures %llu, ",
+	       ull(s.id), ull(s.runs), ull(s.successes), ull(s.timeouts), ull(s.failures));
+	printf("skipped %llu, interval ", ull(s.skipped));
+	print_ms(s.interval_ns);
+	printf(" ms\n");
+	return 0;
+}
+
+/* "periodic SUB ...": the operands of SUB, with its options among them. */
+static int cmd_periodic(int argc, char **argv)
+{
+	__u64 period_ms = 0, timeout_ms = 0, max_backoff = 1, id;
+	bool json = false;
+	const struct opt add_opts[] = {
+		NUM_OPT("period-ms", &period_ms, 1, PERIODIC_MAX_MS),
+		NUM_OPT("timeout-ms", &timeout_ms, 1, PERIODIC_MAX_MS),
+		NUM_OPT("max-backoff", &max_backoff, 1, PERIODIC_MAX_BACKOFF),
+		END_OPT,
+	};
+	const struct opt stats_opts[] = {
+		FLAG_OPT("json", &json),
+		END_OPT,
+	};
+	const char *sub = argc > 1 ? argv[1] : "";
+	const struct opt *opts = no_opts;
+	struct tdispatch_periodic_add a = { .size = sizeof(a) };
+	char **ops;
+	int fd, nr, ret;
+
+	if (!strcmp(sub, "add")) {
+		opts = add_opts;
+	} else if (!strcmp(sub, "stats")) {
+		opts = stats_opts;
+	} else if (strcmp(sub, "del")) {
+		/* --help exits here; anything else is a usage error. */
+		parse_opts(argc, argv, no_opts);
+		if (*sub)
+			fail("periodic: '%s' is not add, del or stats", sub);
+		usage_exit(argv[0]);
+	}
+	ops = calloc(argc, sizeof(*ops));
+	if (!ops)
+		return fail("periodic: %s", strerror(ENOMEM));
+	/* Parsed as if the command were "periodic" without SUB. */
+	argv[1] = argv[0];
+	nr = parse_opts_among(argc - 1, argv + 1, opts, ops);
+	if (nr != (opts == add_opts ? 2 : 1))
+		usage_exit(argv[0]);
+	if (parse_u64(ops[0], &id)) {
+		fail("periodic %s: '%s' is not a task id (a number, decimal or 0x hex)",
+		     sub, ops[0]);
+		usage_exit(argv[0]);
+	}
+	if (opts == add_opts) {
+		if (!period_ms) {
+			fail("periodic add: --period-ms N is needed: how often a run is due");
+			usage_exit(argv[0]);
+		}
+		a.id = id;
+		a.period_ns = period_ms * NSEC_PER_MSEC;
+		a.timeout_ns = (timeout_ms ? timeout_ms : period_ms) * NSEC_PER_MSEC;
+		a.max_backoff = max_backoff;
+		a.payload_len = strlen(ops[1]);
+		a.payload = (uintptr_t)ops[1];
+		if (!a.payload_len || a.payload_len > TDISPATCH_PAYLOAD_MAX) {
+			free(ops);
+			return fail("periodic add: the payload must be 1 to %u bytes",
+				    TDISPATCH_PAYLOAD_MAX);
+		}
+	}
+	fd = env_fd();
+	if (fd < 0 || need_feature(fd, TDISPATCH_FEAT_PERIODIC, "periodic tasks"))
+		ret = 1;
+	else if (opts == add_opts)
+		ret = periodic_add(fd, &a);
+	else if (opts == stats_opts)
+		ret = periodic_stats(fd, id, json);
+	else
+		ret = periodic_del(fd, id);
+	free(ops);
+	return ret;
 }
 
 /* ---- the commands and their help ---- */
@@ -1443,11 +1776,14 @@ static const struct cmd cmds[] = {
 	  "                           dispatcher's thread, 1-65536 (4096)\n"
 	  "  --congestion-delay-ms N  hold-off after a congestion result, 0-30000 (1000)\n"
 	  "  --transient-delay-ms N   hold-off after a transient result, 0-30000 (100)\n"
+	  "  --max-delayed N          most tasks waiting for their time ('submit\n"
+	  "                           --delay-ms'), 0-1048576 (65536); 0: none allowed\n"
 	  "\n"
 	  "example:\n"
 	  "  tdctl create --events 64 -- sh -c 'tdctl submit 7 hi; tdctl work --count 1'\n",
 	  false },
-	{ "submit", cmd_submit, "[-n NAME] [--deadline-ms N] ID PAYLOAD [ID PAYLOAD...] | -",
+	{ "submit", cmd_submit,
+	  "[-n NAME] [--deadline-ms N] [--delay-ms N | --at-ns T] ID PAYLOAD [ID PAYLOAD...] | -",
 	  "submit tasks",
 	  "Submits each ID PAYLOAD pair as a task; with '-', reads \"ID PAYLOAD\" lines\n"
 	  "from standard input (the payload is the rest of the line; empty lines are\n"
@@ -1458,8 +1794,18 @@ static const struct cmd cmds[] = {
 	  "takes tasks only if its driver accepts them from userspace and grants\n"
 	  "you write permission; its driver may refuse single tasks.\n"
 	  "\n"
+	  "A delayed task waits, counted as delayed, until its time and only then\n"
+	  "becomes pending; a newer task with its ID replaces it, and the newest\n"
+	  "task's time wins.  The dispatcher must allow delayed tasks (create's\n"
+	  "--max-delayed, 65536 by default); beyond that many, they are rejected.\n"
+	  "\n"
 	  "options:\n"
 	  "  --deadline-ms N   the tasks expire if no worker took them within N ms\n"
+	  "                    of the submission (a delay counts too)\n"
+	  "  --delay-ms N      the tasks wait N ms before they become pending,\n"
+	  "                    counted from the call that submits them\n"
+	  "  --at-ns T         the tasks wait until CLOCK_MONOTONIC time T, in ns;\n"
+	  "                    a time not in the future is at once\n"
 	  NAMED_HELP, true },
 	{ "work", cmd_work,
 	  "[--exec CMD] [--result RESULT] [--count N] [--timeout-ms N]",
@@ -1484,12 +1830,15 @@ static const struct cmd cmds[] = {
 	  "processed by its driver.\n", false },
 	{ "stats", cmd_stats, "[-n NAME] [--json]", "print the dispatcher's counters",
 	  "Prints every counter: tasks accepted and rejected, where the accepted\n"
-	  "ones are (queued, pending, in_flight) or how they ended (done, failed,\n"
-	  "overridden, expired, dropped, cancelled), batches, retries, hold-offs,\n"
-	  "redeliveries, failed calls on the file and lost events.  At any moment\n"
-	  "accepted = queued + pending + in_flight + done + failed + overridden +\n"
-	  "expired + dropped + cancelled.  rejected_calls and events_lost are the\n"
-	  "file's: for a named dispatcher, those of the file tdctl attached.\n"
+	  "ones are (queued, delayed, pending, in_flight) or how they ended (done,\n"
+	  "failed, overridden, expired, dropped, cancelled), batches, retries,\n"
+	  "hold-offs, redeliveries, failed calls on the file, lost events and the\n"
+	  "runs of periodic tasks submitted (counted in accepted too).  At any moment\n"
+	  "accepted = queued + delayed + pending + in_flight + done + failed +\n"
+	  "overridden + expired + dropped + cancelled.  rejected_calls and\n"
+	  "events_lost are the file's: for a named dispatcher, those of the file\n"
+	  "tdctl attached.  A module without delayed tasks has no delayed and no\n"
+	  "periodic_runs counter; they are not shown.\n"
 	  "\n"
 	  "options:\n"
 	  "  --json            one JSON object instead of \"name value\" lines\n"
@@ -1521,20 +1870,61 @@ static const struct cmd cmds[] = {
 	  "  --count N         stop after N records (0: no limit, the default)\n"
 	  NAMED_HELP
 	  "  --queue N         with -n: events kept until read, 1-65536 (4096)\n", true },
-	{ "cancel", cmd_cancel, "[-n NAME] ID", "cancel a pending task",
-	  "Cancels the pending task with this ID.  Fails (exit 1) if there is none,\n"
-	  "or if the task is in flight: a batch being worked on cannot be recalled.\n"
+	{ "cancel", cmd_cancel, "[-n NAME] ID", "cancel a pending or delayed task",
+	  "Cancels the pending and the delayed task with this ID.  Fails (exit 1) if\n"
+	  "there is none, or if the task is in flight: a batch being worked on\n"
+	  "cannot be recalled.  It does not stop a periodic task: see 'periodic del'.\n"
 	  "A named dispatcher needs the same rights as submit.\n"
 	  "\n"
 	  "options:\n"
 	  NAMED_HELP, true },
 	{ "query", cmd_query, "[-n NAME] ID", "tell where a task is",
-	  "Prints whether the task with this ID is pending, in flight or absent,\n"
-	  "its retries so far, and whether a newer task with the same ID waits\n"
-	  "behind the one in flight.\n"
+	  "Prints whether the task with this ID is in flight, pending, delayed\n"
+	  "(waiting for its time) or absent, in that order, its retries so far, and\n"
+	  "whether a newer task with the same ID waits behind the one in flight or\n"
+	  "is delayed.\n"
 	  "\n"
 	  "options:\n"
 	  NAMED_HELP, true },
+	{ "periodic", cmd_periodic,
+	  "add ID PAYLOAD --period-ms N [--timeout-ms N] [--max-backoff N]\n"
+	  "       tdctl periodic del ID\n"
+	  "       tdctl periodic stats [--json] ID",
+	  "supervise periodic tasks",
+	  "add registers a periodic task: a run, a task with this ID and PAYLOAD, is\n"
+	  "submitted at once and then every interval; workers process runs like\n"
+	  "any task.  A run that has not ended --timeout-ms after it was submitted,\n"
+	  "or whose batch ended with congestion or transient, doubles the interval,\n"
+	  "up to --period-ms times --max-backoff; a success resets it to\n"
+	  "--period-ms.  The next run falls due one interval after the last one\n"
+	  "ended or timed out; runs are not retried, the next run is the retry, and\n"
+	  "one that is due while the last one still goes is skipped.  A submit with\n"
+	  "the ID replaces a pending run, which then counts as a failure.  Up to\n"
+	  "1024 periodic tasks per dispatcher; they go with it.\n"
+	  "\n"
+	  "del removes one: no run starts after it, a pending run is cancelled, one\n"
+	  "being worked on ends as usual.\n"
+	  "\n"
+	  "stats prints its counters: runs submitted, successes, timeouts, failures\n"
+	  "(congestion, transient, permanent, or ended unprocessed), skipped due\n"
+	  "times, and the current interval in ms.\n"
+	  "\n"
+	  "options:\n"
+	  "  --period-ms N     add: the base interval, 1-86400000 ms\n"
+	  "  --timeout-ms N    add: a run not ended this long after it was submitted\n"
+	  "                    has timed out, 1-86400000 ms (the period)\n"
+	  "  --max-backoff N   add: the interval grows to at most N times the\n"
+	  "                    period, 1-1024 (1: it never grows)\n"
+	  "  --json            stats: one JSON object with the keys id, runs,\n"
+	  "                    successes, timeouts, failures, skipped, interval_ms\n"
+	  "                    and interval_ns\n"
+	  "\n"
+	  "Only a dispatcher of 'tdctl create', through TDISPATCH_FD.\n"
+	  "\n"
+	  "example:\n"
+	  "  tdctl create --max-delay-ms 0 -- sh -c 'tdctl periodic add 1 ping \\\n"
+	  "    --period-ms 1000 --timeout-ms 500 --max-backoff 16;\n"
+	  "    tdctl work --exec ./health-check'\n", false },
 	{ "list", cmd_list, "[--json]", "list named dispatchers",
 	  "Prints every dispatcher a driver published under a name: its name, owner\n"
 	  "uid:gid, mode (octal, as a file's: read to attach and read it, write to\n"
@@ -1548,7 +1938,8 @@ static const struct cmd cmds[] = {
 	{ "version", cmd_version, "", "print the module's ABI version and features",
 	  "Opens the device and prints the ABI version, the feature bits (user:\n"
 	  "dispatchers for userspace; named: drivers' named dispatchers, list and\n"
-	  "-n NAME) and the size of the version struct.\n", false },
+	  "-n NAME; delayed: submit --delay-ms and --at-ns, create --max-delayed;\n"
+	  "periodic: the periodic command) and the size of the version struct.\n", false },
 	{ "help", cmd_help, "[COMMAND]", "print help, for one command too", "", false },
 };
 
@@ -1591,6 +1982,9 @@ static void print_help(FILE *out)
 		"with -n NAME instead: stats, watch, events, submit, query and cancel\n"
 		"then attach to it, with the rights its driver grants you.\n"
 		"\n"
+		"Tasks may be delayed (submit --delay-ms), and a periodic task submits a\n"
+		"run every interval, backing off while runs time out or fail (periodic).\n"
+		"\n"
 		"commands:\n");
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		fprintf(out, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
@@ -1609,7 +2003,9 @@ static void print_help(FILE *out)
 		"examples:\n"
 		"  tdctl create --events 1024 -- sh -c \\\n"
 		"    'tdctl submit 7 a 8 b; tdctl work --count 1; tdctl stats; tdctl events'\n"
-		"  tdctl list; tdctl -n testdrv-rw submit 7 hello; tdctl stats -n testdrv-rw\n",
+		"  tdctl list; tdctl -n testdrv-rw submit 7 hello; tdctl stats -n testdrv-rw\n"
+		"  tdctl create --max-delay-ms 0 -- sh -c \\\n"
+		"    'tdctl periodic add 1 ping --period-ms 1000; tdctl work --count 3'\n",
 		dev_path);
 }
 
