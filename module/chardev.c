@@ -198,13 +198,36 @@ static struct td_attach *td_file_attach(struct td_file *f)
 	return smp_load_acquire(&f->attach);
 }
 
+/*
+ * An ioctl number carries the size of the struct in the caller's header,
+ * which grows; the struct's own size field is what the kernel goes by, so
+ * the number of every version of a call is that call.
+ */
+static unsigned int td_ioctl_call(unsigned int cmd)
+{
+	static const unsigned int calls[] = {
+		TDISPATCH_IOC_VERSION, TDISPATCH_IOC_CREATE, TDISPATCH_IOC_SUBMIT,
+		TDISPATCH_IOC_TAKE, TDISPATCH_IOC_COMPLETE, TDISPATCH_IOC_CANCEL,
+		TDISPATCH_IOC_QUERY, TDISPATCH_IOC_STATS, TDISPATCH_IOC_LIST,
+		TDISPATCH_IOC_ATTACH, TDISPATCH_IOC_PERIODIC_ADD,
+		TDISPATCH_IOC_PERIODIC_DEL, TDISPATCH_IOC_PERIODIC_STATS,
+	};
+	unsigned int nr = _IOC_NR(cmd);
+
+	if (_IOC_TYPE(cmd) != TDISPATCH_IOC_MAGIC || nr >= ARRAY_SIZE(calls) ||
+	    _IOC_NR(calls[nr]) != nr || _IOC_DIR(calls[nr]) != _IOC_DIR(cmd))
+		return 0;
+	return calls[nr];
+}
+
 static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg)
 {
 	struct td_file *f = file->private_data;
 	struct td_attach *a = td_file_attach(f);
 	struct td_user *u = td_file_user(f);
+	unsigned int call = td_ioctl_call(cmd);
 
-	switch (cmd) {
+	switch (call) {
 	case TDISPATCH_IOC_VERSION:
 		return td_ioctl_version(uarg);
 	case TDISPATCH_IOC_LIST:
@@ -223,9 +246,9 @@ static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg
 	case TDISPATCH_IOC_PERIODIC_DEL:
 	case TDISPATCH_IOC_PERIODIC_STATS:
 		if (u)
-			return td_user_ioctl(f, u, file, cmd, uarg);
+			return td_user_ioctl(f, u, file, call, uarg);
 		if (a)
-			return td_named_ioctl(f, a, cmd, uarg);
+			return td_named_ioctl(f, a, call, uarg);
 		return -ENXIO;
 	default:
 		return -ENOTTY;	/* whether or not there is a dispatcher */

@@ -218,8 +218,8 @@ static void td_stats(struct __test_metadata *_metadata, int fd, struct tdispatch
 	st->size = sizeof(*st);
 	ASSERT_EQ(0, ioctl(fd, TDISPATCH_IOC_STATS, st)) TH_LOG("stats: %s", strerror(errno));
 	EXPECT_EQ(sizeof(*st), st->size);
-	sum = st->queued + st->pending + st->in_flight + st->done + st->failed +
-	      st->overridden + st->expired + st->dropped + st->cancelled;
+	sum = st->queued + st->delayed + st->pending + st->in_flight + st->done +
+	      st->failed + st->overridden + st->expired + st->dropped + st->cancelled;
 	if (st->accepted != sum) {
 		TH_LOG("the accounting equation does not hold:");
 		td_stats_log(_metadata, st);
@@ -593,6 +593,53 @@ FIXTURE_TEARDOWN(user)
 }
 
 /* Success paths */
+
+/* What a program built against the first header passes: its numbers and sizes. */
+#define V0_CREATE	_IOC(_IOC_WRITE, TDISPATCH_IOC_MAGIC, 0x01, TDISPATCH_CREATE_SIZE_VER0)
+#define V0_SUBMIT	_IOC(_IOC_READ | _IOC_WRITE, TDISPATCH_IOC_MAGIC, 0x02, \
+			     TDISPATCH_SUBMIT_SIZE_VER0)
+#define V0_STATS	_IOC(_IOC_READ | _IOC_WRITE, TDISPATCH_IOC_MAGIC, 0x07, \
+			     TDISPATCH_STATS_SIZE_VER0)
+
+struct v0_utask {
+	__u64 id;
+	__u64 payload;
+	__u32 payload_len;
+	__s32 status;
+	__u64 deadline_ns;
+};
+
+TEST_F(user, first_version_calls_still_work)
+{
+	struct tdispatch_stats_user st = { .size = TDISPATCH_STATS_SIZE_VER0 };
+	struct tdispatch_submit s = {
+		.size = TDISPATCH_SUBMIT_SIZE_VER0,
+		.count = 2,
+	};
+	struct v0_utask old[2];
+	struct tdispatch_create c;
+	char pay = 'x';
+	int i;
+
+	ASSERT_EQ(TDISPATCH_UTASK_SIZE_VER0, sizeof(old[0]));
+	td_cfg(&c, 1, 0);
+	c.size = TDISPATCH_CREATE_SIZE_VER0;
+	ASSERT_EQ(0, ioctl(self->fd, V0_CREATE, &c)) TH_LOG("create: %s", strerror(errno));
+	for (i = 0; i < 2; i++)
+		old[i] = (struct v0_utask) {
+			.id = i + 1, .payload = (uintptr_t)&pay, .payload_len = 1, .status = 1,
+		};
+	s.tasks = (uintptr_t)old;
+	ASSERT_EQ(0, ioctl(self->fd, V0_SUBMIT, &s)) TH_LOG("submit: %s", strerror(errno));
+	EXPECT_EQ(2, s.accepted);
+	EXPECT_EQ(0, old[0].status);
+	EXPECT_EQ(0, old[1].status);
+	/* Only the first version's bytes are written back. */
+	st.delayed = 0xdead;
+	ASSERT_EQ(0, ioctl(self->fd, V0_STATS, &st)) TH_LOG("stats: %s", strerror(errno));
+	EXPECT_EQ(2, st.accepted);
+	EXPECT_EQ(0xdead, st.delayed);
+}
 
 TEST_F(user, create_without_events_works_and_has_nothing_to_read)
 {
