@@ -7,6 +7,7 @@
 #   make check KERNELS=debug   the same on one kernel (6.1, 6.12, debug)
 #   make bench           measure the delayed-task structures in the VM
 #   make bench BENCH_KERNEL=debug   the same on the debug kernel
+#   make bench BENCH_ARGS="reps=1"  with td_timer_bench module parameters
 #   make demo            boot the VM with the module and show it working
 #   make vm              boot the VM with the module and give a shell
 #   make lint            checkpatch --strict, kernel-doc, sparse
@@ -47,7 +48,7 @@ lint:
 
 bench:
 	scripts/deps.sh
-	BENCH_KERNEL="$(BENCH_KERNEL)" scripts/bench.sh
+	BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" scripts/bench.sh
 
 demo:
 	scripts/deps.sh

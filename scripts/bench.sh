@@ -4,6 +4,8 @@
 # (module/bench/) in turn, print their results and judge the kernel log as
 # make check does, so that a benchmark that warns or leaks fails.
 #   BENCH_KERNEL=6.12   which kernel (6.1, 6.12 or debug)
+#   BENCH_ARGS="reps=1 max_tasks=100000"   module parameters, e.g. to make
+#                       the debug kernel's run shorter
 #   VM_TIMEOUT=1800     seconds before the VM counts as hung
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -15,6 +17,7 @@ td_kernel "$k"
 out=$TD_BUILD/bench-$k
 td_log "bench $k: building modules against $td_kdir"
 td_build_modules "$td_kdir" "$out"
+printf '%s\n' "${BENCH_ARGS:-}" >"$out/mod/bench/args"
 # The benchmark needs no userspace beyond busybox.
 mkdir -p "$out/user"
 "$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user"

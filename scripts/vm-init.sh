@@ -116,7 +116,8 @@ run_bench_modules() {
 		[ -e "$m" ] || continue
 		n=${m##*/}
 		n=${n%.ko}
-		step "insmod-$n" insmod "$m"
+		# shellcheck disable=SC2046 # the parameters are words
+		step "insmod-$n" insmod "$m" $(cat $mods/bench/args 2>/dev/null)
 		echo "TD-KSFT-BEGIN $n"
 		cat "/sys/kernel/debug/$n/results" 2>&1
 		echo "TD-KSFT-END $n rc=$?"

@@ -446,6 +446,7 @@ static int with_entries(struct cand *c, void **ents, unsigned int n,
 		}
 		if (c->insert == rb_insert)	/* rb_cancel() tests this */
 			RB_CLEAR_NODE(&((struct rb_ent *)ents[got])->node);
+		maybe_resched(got);
 	}
 	if (!ret)
 		fn(c, ents, n);
