@@ -5,6 +5,9 @@
 #   make KDIR=/path      build the module against another kernel tree
 #   make check           install deps, lint, run every test in QEMU
 #   make check KERNELS=debug   the same on one kernel (6.1, 6.12, debug)
+#   make bench           measure the delayed-task structures in the VM
+#   make bench BENCH_KERNEL=debug   the same on the debug kernel
+#   make bench BENCH_ARGS="reps=1"  with td_timer_bench module parameters
 #   make demo            boot the VM with the module and show it working
 #   make vm              boot the VM with the module and give a shell
 #   make lint            checkpatch --strict, kernel-doc, sparse
@@ -17,6 +20,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 KSRC = $(shell scripts/src-tree.sh)
 KERNELS ?= 6.1 6.12 debug
 VM_KERNEL ?= 6.12
+BENCH_KERNEL ?= 6.12
 
 all: module tools selftests
 
@@ -42,6 +46,10 @@ lint:
 	scripts/deps.sh
 	scripts/lint.sh
 
+bench:
+	scripts/deps.sh
+	BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" scripts/bench.sh
+
 demo:
 	scripts/deps.sh
 	scripts/vm.sh demo $(VM_KERNEL)
@@ -56,4 +64,4 @@ clean:
 	$(MAKE) -C selftests clean
 	rm -rf build
 
-.PHONY: all module tools selftests install check lint demo vm clean
+.PHONY: all module tools selftests install check lint bench demo vm clean

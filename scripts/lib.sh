@@ -68,7 +68,7 @@ td_build_modules() {
 		td_die "module build against $kdir has warnings"
 	fi
 	cp "$out/src/tdispatch.ko" "$out/mod/"
-	for sub in test kunit demo testdrv; do
+	for sub in test kunit demo testdrv bench; do
 		for ko in "$out/src/module/$sub"/*.ko; do
 			[ -e "$ko" ] || continue
 			mkdir -p "$out/mod/$sub"

@@ -5,6 +5,7 @@
 #   check    load the module, run every test, unload, scan for leaks, and
 #            report on ttyS1 between TD-* markers that scripts/ktap.py reads
 #   planted  load the harness's planted-bug modules, to prove the scanner
+#   bench    load each benchmark module and report its results on ttyS1
 #   demo     load the module and run /demo.sh on the console
 #   shell    load the module and give a shell on the console
 # The VM always ends with reboot -f; QEMU runs with -no-reboot, so it exits.
@@ -117,6 +118,22 @@ run_test_modules() {
 	done
 }
 
+# Benchmark modules measure while they load and keep the results in
+# debugfs; run them one at a time so that they do not disturb each other.
+run_bench_modules() {
+	for m in $mods/bench/*.ko; do
+		[ -e "$m" ] || continue
+		n=${m##*/}
+		n=${n%.ko}
+		# shellcheck disable=SC2046 # the parameters are words
+		step "insmod-$n" insmod "$m" $(cat $mods/bench/args 2>/dev/null)
+		echo "TD-KSFT-BEGIN $n"
+		cat "/sys/kernel/debug/$n/results" 2>&1
+		echo "TD-KSFT-END $n rc=$?"
+		step "rmmod-$n" rmmod "$n"
+	done
+}
+
 # The tracepoints work with ftrace: record a demo run, find every event.
 check_tracepoints() {
 	ev=/sys/kernel/tracing/events/tdispatch
@@ -166,6 +183,14 @@ planted)
 	for m in $mods/plant/*.ko; do
 		step "insmod-${m##*/}" insmod "$m"
 	done
+	kmemleak_report
+	finish
+	;;
+bench)
+	exec >/dev/ttyS1 2>&1
+	echo "TD-VM-START kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) bench"
+	kmemleak_baseline
+	run_bench_modules
 	kmemleak_report
 	finish
 	;;

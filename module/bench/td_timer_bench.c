@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Which structure should hold tdispatch's delayed tasks?  This module
+ * measures the candidates in one boot, so that the choice rests on ratios
+ * taken on the same machine, and keeps the measurement reproducible
+ * ("make bench").  It runs at load; the results are plain text in
+ * /sys/kernel/debug/td_timer_bench/results.
+ *
+ * Each candidate's entry is the minimal record tdispatch would keep per
+ * waiting task, from a cache of its own, so that kmem_cache_size() is the
+ * memory a waiting task costs.  The id lookup that replace and cancel by
+ * id need is the same for every candidate, so it is left out.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/hrtimer.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/random.h>
+#include <linux/rbtree.h>
+#include <linux/sched.h>
+#include <linux/seq_buf.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/timer.h>
+#include <linux/utsname.h>
+#include <linux/vmalloc.h>
+
+static unsigned int max_tasks = 1000000;
+module_param(max_tasks, uint, 0444);
+MODULE_PARM_DESC(max_tasks, "largest N to measure (default 1000000)");
+
+static unsigned int reps = 3;
+module_param(reps, uint, 0444);
+MODULE_PARM_DESC(reps, "runs per measurement, of which the best counts (default 3)");
+
+/*
+ * Firing many hrtimers at one instant runs every callback in one hard
+ * interrupt; a million of them would hold interrupts off for seconds.
+ */
+static unsigned int hrtimer_fire_max = 100000;
+module_param(hrtimer_fire_max, uint, 0444);
+MODULE_PARM_DESC(hrtimer_fire_max, "most hrtimers fired at once (default 100000)");
+
+#define LAT_TASKS	1000
+#define ACCEPTOR_SLACK	(20 * NSEC_PER_USEC)	/* what td_acceptor_sleep() uses */
+#define FIRE_TIMEOUT	(300 * HZ)
+
+enum { MODE_STRAY, MODE_FIRE, MODE_LATENESS };
+
+static int bench_mode;
+static atomic_t bench_count, bench_strays;
+static unsigned int bench_target;
+static u64 bench_first, bench_last;
+static s64 *bench_lat;
+static DECLARE_COMPLETION(bench_done);
+
+/* Timer callbacks, and the rbtree's acceptor, report each firing here. */
+static void bench_fired(u64 id, u64 due)
+{
+	unsigned int n;
+
+	if (READ_ONCE(bench_mode) == MODE_STRAY) {
+		atomic_inc(&bench_strays);
+		return;
+	}
+	if (bench_mode == MODE_LATENESS)
+		bench_lat[id] = ktime_get_ns() - due;
+	n = atomic_inc_return(&bench_count);
+	if (n == 1)
+		bench_first = ktime_get_ns();
+	if (n == bench_target) {
+		bench_last = ktime_get_ns();
+		complete(&bench_done);
+	}
+}
+
+static bool bench_wait(void)
+{
+	return wait_for_completion_timeout(&bench_done, FIRE_TIMEOUT);
+}
+
+/* The jiffy and the time that wheel expiries are computed from. */
+static unsigned long base_j;
+static u64 base_ns;
+
+/* ---- 1: a timer_list per task, in the timer wheel ------------------------ */
+
+struct wheel_ent {
+	struct timer_list timer;
+	u64 id;
+	u64 due;
+};
+
+static void wheel_fn(struct timer_list *t)
+{
+	struct wheel_ent *w = from_timer(w, t, timer);
+
+	bench_fired(w->id, w->due);
+}
+
+static void wheel_insert(void *e, u64 id, u64 due)
+{
+	struct wheel_ent *w = e;
+
+	w->id = id;
+	w->due = due;
+	timer_setup(&w->timer, wheel_fn, 0);
+	/*
+	 * Round up, and add one for the part of the current jiffy already
+	 * gone, so that the timer never runs before @due.
+	 */
+	w->timer.expires = base_j + 1 +
+		nsecs_to_jiffies64(due - base_ns + TICK_NSEC - 1);
+	add_timer(&w->timer);
+}
+
+static bool wheel_cancel(void *e)
+{
+	return timer_delete(&((struct wheel_ent *)e)->timer);
+}
+
+static void wheel_sync(void *e)
+{
+	timer_delete_sync(&((struct wheel_ent *)e)->timer);
+}
+
+/* ---- 2: an rbtree by due time, popped by the acceptor -------------------- */
+
+struct rb_ent {
+	struct rb_node node;
+	u64 id;
+	u64 due;	/* no sequence: rb_add_cached() puts equal keys right */
+};
+
+/* Stands for the dispatcher's mutex, under which the tree would live. */
+static DEFINE_MUTEX(rb_lock);
+static struct rb_root_cached rb_root = RB_ROOT_CACHED;
+
+static bool rb_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct rb_ent, node)->due <
+	       rb_entry(b, struct rb_ent, node)->due;
+}
+
+static void rb_insert(void *e, u64 id, u64 due)
+{
+	struct rb_ent *r = e;
+
+	r->id = id;
+	r->due = due;
+	mutex_lock(&rb_lock);
+	rb_add_cached(&r->node, &rb_root, rb_less);
+	mutex_unlock(&rb_lock);
+}
+
+static bool rb_cancel(void *e)
+{
+	struct rb_ent *r = e;
+	bool waiting;
+
+	mutex_lock(&rb_lock);
+	waiting = !RB_EMPTY_NODE(&r->node);
+	if (waiting) {
+		rb_erase_cached(&r->node, &rb_root);
+		RB_CLEAR_NODE(&r->node);
+	}
+	mutex_unlock(&rb_lock);
+	return waiting;
+}
+
+static void rb_sync(void *e)
+{
+	rb_cancel(e);
+}
+
+/* The acceptor's loop, reduced to popping due entries and sleeping. */
+static bool rb_wait(void)
+{
+	for (;;) {
+		u64 now, next = U64_MAX;
+		struct rb_node *node;
+		ktime_t until;
+
+		mutex_lock(&rb_lock);
+		now = ktime_get_ns();
+		while ((node = rb_first_cached(&rb_root))) {
+			struct rb_ent *r = rb_entry(node, struct rb_ent, node);
+
+			if (r->due > now) {
+				next = r->due;
+				break;
+			}
+			rb_erase_cached(node, &rb_root);
+			RB_CLEAR_NODE(node);
+			bench_fired(r->id, r->due);
+		}
+		mutex_unlock(&rb_lock);
+		if (next == U64_MAX)
+			return completion_done(&bench_done);
+		until = ns_to_ktime(next);
+		set_current_state(TASK_IDLE);
+		schedule_hrtimeout_range(&until, ACCEPTOR_SLACK, HRTIMER_MODE_ABS);
+	}
+}
+
+/* ---- 3: an hrtimer per task ---------------------------------------------- */
+
+struct hr_ent {
+	struct hrtimer timer;	/* its expiry is the due time */
+	u64 id;
+};
+
+static enum hrtimer_restart hr_fn(struct hrtimer *t)
+{
+	struct hr_ent *h = container_of(t, struct hr_ent, timer);
+
+	bench_fired(h->id, ktime_to_ns(hrtimer_get_expires(t)));
+	return HRTIMER_NORESTART;
+}
+
+static void hr_insert(void *e, u64 id, u64 due)
+{
+	struct hr_ent *h = e;
+
+	h->id = id;
+	/* hrtimer_setup() only came in 6.13; hrtimer_init() is in 6.1 and 6.12. */
+	hrtimer_init(&h->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+	h->timer.function = hr_fn;
+	hrtimer_start(&h->timer, ns_to_ktime(due), HRTIMER_MODE_ABS_HARD);
+}
+
+static bool hr_cancel(void *e)
+{
+	return hrtimer_try_to_cancel(&((struct hr_ent *)e)->timer) == 1;
+}
+
+static void hr_sync(void *e)
+{
+	hrtimer_cancel(&((struct hr_ent *)e)->timer);
+}
+
+/* ---- the driver ---------------------------------------------------------- */
+
+struct cand {
+	const char *name;
+	const char *cache_name;
+	unsigned int size;
+	unsigned int *fire_max;
+	struct kmem_cache *cache;
+	void (*insert)(void *e, u64 id, u64 due);
+	bool (*cancel)(void *e);	/* true if it was waiting */
+	void (*sync)(void *e);		/* nothing runs on it afterwards */
+	bool (*wait)(void);		/* until bench_target have fired */
+};
+
+static struct cand cands[] = {
+	{ .name = "timer_list", .cache_name = "td_bench_wheel",
+	  .size = sizeof(struct wheel_ent), .insert = wheel_insert,
+	  .cancel = wheel_cancel, .sync = wheel_sync, .wait = bench_wait },
+	{ .name = "rbtree", .cache_name = "td_bench_rbtree",
+	  .size = sizeof(struct rb_ent), .insert = rb_insert,
+	  .cancel = rb_cancel, .sync = rb_sync, .wait = rb_wait },
+	{ .name = "hrtimer", .cache_name = "td_bench_hrtimer",
+	  .size = sizeof(struct hr_ent), .fire_max = &hrtimer_fire_max,
+	  .insert = hr_insert, .cancel = hr_cancel, .sync = hr_sync,
+	  .wait = bench_wait },
+};
+
+static const unsigned int sizes[] = { 1000, 100000, 1000000 };
+
+struct row {
+	u64 insert, cancel, fire;	/* ns for all of them */
+	unsigned int n, nfire;
+};
+
+static struct row rows[ARRAY_SIZE(cands)][ARRAY_SIZE(sizes)];
+
+#define SEQ_SIZE	(16 * 1024)
+static struct seq_buf out;
+static char *out_buf;
+static unsigned int failures;
+
+static void __printf(1, 2) fail(const char *fmt, ...)
+{
+	char line[160];
+	va_list args;
+
+	failures++;
+	va_start(args, fmt);
+	vsnprintf(line, sizeof(line), fmt, args);
+	va_end(args);
+	seq_buf_printf(&out, "# FAIL: %s\n", line);
+}
+
+static void set_base(void)
+{
+	base_ns = ktime_get_ns();
+	base_j = jiffies;	/* after the time, so expiries can only be later */
+}
+
+static void arm_for(struct cand *c, unsigned int target, int mode)
+{
+	reinit_completion(&bench_done);
+	atomic_set(&bench_count, 0);
+	bench_target = target;
+	WRITE_ONCE(bench_mode, mode);
+	set_base();
+}
+
+/*
+ * get_random_u32() costs microseconds under TCG, where the millions of
+ * draws a run needs took minutes; it only seeds this xorshift64*.
+ */
+static u64 rng_state;
+static u64 *offs;
+
+static u32 rng_below(u32 ceil)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return ((rng_state * 0x2545f4914f6cdd1dULL) >> 32) * ceil >> 32;
+}
+
+static void maybe_resched(unsigned int i)
+{
+	if (!(i & 4095))
+		cond_resched();
+}
+
+static void run_one(struct cand *c, void **ents, unsigned int n, struct row *r)
+{
+	unsigned int i, j, missed = 0;
+	u64 t, due;
+
+	/*
+	 * 10 s to 70 s ahead: levels 2 and 3 of the wheel at HZ=250, and
+	 * late enough that under TCG they do not fire before their cancel.
+	 */
+	for (i = 0; i < n; i++)
+		offs[i] = 10 * NSEC_PER_SEC + (u64)rng_below(60000) * NSEC_PER_MSEC +
+			  rng_below(NSEC_PER_MSEC);
+	WRITE_ONCE(bench_mode, MODE_STRAY);
+	atomic_set(&bench_strays, 0);
+	set_base();
+	t = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		c->insert(ents[i], i, base_ns + offs[i]);
+		maybe_resched(i);
+	}
+	r->insert = ktime_get_ns() - t;
+
+	for (i = n - 1; i > 0; i--) {
+		j = rng_below(i + 1);	/* not inside swap(), which evaluates twice */
+		swap(ents[i], ents[j]);
+	}
+	t = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		missed += !c->cancel(ents[i]);
+		maybe_resched(i);
+	}
+	r->cancel = ktime_get_ns() - t;
+	if (missed != atomic_read(&bench_strays))
+		fail("%s N=%u: %u cancels missed, %d fired", c->name, n, missed,
+		     atomic_read(&bench_strays));
+	else if (missed)
+		seq_buf_printf(&out, "# %s N=%u: %u fired before their cancel\n",
+			       c->name, n, missed);
+
+	/* All due at one instant, far enough ahead that inserting ends first. */
+	r->nfire = c->fire_max ? min(n, *c->fire_max) : n;
+	arm_for(c, r->nfire, MODE_FIRE);
+	due = base_ns + 20 * NSEC_PER_MSEC + 3 * div_u64(r->insert, n) * r->nfire;
+	for (i = 0; i < r->nfire; i++) {
+		c->insert(ents[i], i, due);
+		maybe_resched(i);
+	}
+	if (ktime_get_ns() > due)
+		seq_buf_printf(&out, "# %s N=%u: inserting ran past the due time\n",
+			       c->name, r->nfire);
+	if (!c->wait())
+		fail("%s N=%u: %d of %u fired", c->name, r->nfire,
+		     atomic_read(&bench_count), r->nfire);
+	r->fire = bench_last - bench_first;
+	/* The last callback may still be returning; the next run reuses these. */
+	for (i = 0; i < r->nfire; i++)
+		c->sync(ents[i]);
+}
+
+static int cmp_s64(const void *a, const void *b)
+{
+	s64 x = *(const s64 *)a, y = *(const s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void print_us(s64 ns)
+{
+	seq_buf_printf(&out, " %s%lld.%01lld |", ns < 0 ? "-" : "",
+		       abs(ns) / NSEC_PER_USEC, abs(ns) % NSEC_PER_USEC / 100);
+}
+
+/* Fire LAT_TASKS spread over [@from, @from + @spread) ms ahead. */
+static void run_lateness(struct cand *c, void **ents, unsigned int from, unsigned int spread)
+{
+	unsigned int i, early = 0;
+
+	arm_for(c, LAT_TASKS, MODE_LATENESS);
+	for (i = 0; i < LAT_TASKS; i++)
+		c->insert(ents[i], i, base_ns + from * NSEC_PER_MSEC +
+			  (u64)rng_below(spread * USEC_PER_MSEC) * NSEC_PER_USEC);
+	if (!c->wait()) {
+		fail("%s lateness: %d of %u fired", c->name,
+		     atomic_read(&bench_count), LAT_TASKS);
+		return;
+	}
+	sort(bench_lat, LAT_TASKS, sizeof(*bench_lat), cmp_s64, NULL);
+	for (i = 0; i < LAT_TASKS; i++)
+		early += bench_lat[i] < 0;
+	seq_buf_printf(&out, "| %s | %u-%u ms |", c->name, from, from + spread);
+	print_us(bench_lat[LAT_TASKS / 2]);
+	print_us(bench_lat[LAT_TASKS * 99 / 100]);
+	print_us(bench_lat[LAT_TASKS - 1]);
+	seq_buf_printf(&out, " %u |\n", early);
+	if (early)
+		fail("%s: %u fired before they were due", c->name, early);
+}
+
+/* Allocate @n entries, run @fn over them, make sure they are quiet, free. */
+static int with_entries(struct cand *c, void **ents, unsigned int n,
+			void (*fn)(struct cand *c, void **ents, unsigned int n))
+{
+	unsigned int i, got;
+	int ret = 0;
+
+	for (got = 0; got < n; got++) {
+		ents[got] = kmem_cache_alloc(c->cache, GFP_KERNEL);
+		if (!ents[got]) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (c->insert == rb_insert)	/* rb_cancel() tests this */
+			RB_CLEAR_NODE(&((struct rb_ent *)ents[got])->node);
+		maybe_resched(got);
+	}
+	if (!ret)
+		fn(c, ents, n);
+	for (i = 0; i < got; i++) {
+		if (!ret)
+			c->sync(ents[i]);
+		kmem_cache_free(c->cache, ents[i]);
+		maybe_resched(i);
+	}
+	return ret;
+}
+
+/* The host disturbs TCG only ever upwards, so keep each cost's minimum. */
+static void sizes_fn(struct cand *c, void **ents, unsigned int n)
+{
+	unsigned int s;
+
+	for (s = 0; s < ARRAY_SIZE(sizes) && sizes[s] <= n; s++) {
+		struct row r = {}, *best = &rows[c - cands][s];
+
+		r.n = sizes[s];
+		run_one(c, ents, r.n, &r);
+		if (!best->n) {
+			*best = r;
+			continue;
+		}
+		best->insert = min(best->insert, r.insert);
+		best->cancel = min(best->cancel, r.cancel);
+		best->fire = min(best->fire, r.fire);
+	}
+}
+
+static void lateness_fn(struct cand *c, void **ents, unsigned int n)
+{
+	run_lateness(c, ents, 20, 200);
+	run_lateness(c, ents, 1000, 1000);
+}
+
+static void print_per_task(u64 ns, unsigned int n, const char *end)
+{
+	u64 tenths = div_u64(ns * 10, n);
+
+	seq_buf_printf(&out, " %llu.%llu%s", tenths / 10, tenths % 10, end);
+}
+
+static void print_ratio(u64 a, unsigned int na, u64 b, unsigned int nb, char end)
+{
+	u64 r = div64_u64(a * 100 * nb, max_t(u64, b * na, 1));
+
+	seq_buf_printf(&out, "%llu.%02llux%c", r / 100, r % 100, end);
+}
+
+static void print_tables(void)
+{
+	unsigned int c, s, big = 0;
+
+	seq_buf_printf(&out, "| structure | N | insert ns/task | cancel ns/task | ");
+	seq_buf_printf(&out, "fire ns/task | bytes/task |\n|---|---|---|---|---|---|\n");
+	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+		for (c = 0; c < ARRAY_SIZE(cands); c++) {
+			struct row *r = &rows[c][s];
+
+			if (!r->n)
+				continue;
+			big = s;
+			seq_buf_printf(&out, "| %s | %u |", cands[c].name, r->n);
+			print_per_task(r->insert, r->n, " |");
+			print_per_task(r->cancel, r->n, " |");
+			print_per_task(r->fire, r->nfire, r->nfire == r->n ? "" : " *");
+			seq_buf_printf(&out, " | %u |\n", kmem_cache_size(cands[c].cache));
+		}
+	}
+	seq_buf_printf(&out, "# * fired only %u at once, see hrtimer_fire_max\n",
+		       hrtimer_fire_max);
+	seq_buf_printf(&out, "# ratio vs timer_list at N=%u (insert/cancel/fire/bytes):",
+		       rows[0][big].n);
+	for (c = 1; c < ARRAY_SIZE(cands); c++) {
+		struct row *r = &rows[c][big], *w = &rows[0][big];
+
+		seq_buf_printf(&out, " %s ", cands[c].name);
+		print_ratio(r->insert, r->n, w->insert, w->n, '/');
+		print_ratio(r->cancel, r->n, w->cancel, w->n, '/');
+		print_ratio(r->fire, r->nfire, w->fire, w->nfire, '/');
+		print_ratio(kmem_cache_size(cands[c].cache), 1,
+			    kmem_cache_size(cands[0].cache), 1,
+			    c + 1 < ARRAY_SIZE(cands) ? ';' : '\n');
+	}
+}
+
+static int bench_run(void)
+{
+	unsigned int c, rep, n = min(max_tasks, sizes[ARRAY_SIZE(sizes) - 1]);
+	void **ents;
+	int ret = -ENOMEM;
+
+	rng_state = (u64)get_random_u32() << 32 | get_random_u32() | 1;
+	ents = vmalloc_array(max(n, LAT_TASKS), sizeof(*ents));
+	offs = vmalloc_array(n, sizeof(*offs));
+	bench_lat = vmalloc_array(LAT_TASKS, sizeof(*bench_lat));
+	if (!ents || !offs || !bench_lat)
+		goto out;
+
+	seq_buf_printf(&out, "# kernel %s, HZ=%d, %u CPUs, best of %u runs\n",
+		       utsname()->release, HZ, num_online_cpus(), reps);
+	for (c = 0; c < ARRAY_SIZE(cands); c++) {
+		cands[c].cache = kmem_cache_create(cands[c].cache_name, cands[c].size,
+						   0, 0, NULL);
+		if (!cands[c].cache)
+			goto out;
+		seq_buf_printf(&out, "# %s: sizeof %u, kmem_cache_size %u\n", cands[c].name,
+			       cands[c].size, kmem_cache_size(cands[c].cache));
+	}
+	/* Interleaved, so that a busy spell on the host hits all of them. */
+	for (rep = 0; rep < max(reps, 1U); rep++) {
+		for (c = 0; c < ARRAY_SIZE(cands); c++) {
+			ret = with_entries(&cands[c], ents, n, sizes_fn);
+			if (ret)
+				goto out;
+		}
+	}
+	print_tables();
+	seq_buf_printf(&out, "\n| structure | due in | lateness p50 us | p99 us | ");
+	seq_buf_printf(&out, "max us | early |\n|---|---|---|---|---|---|\n");
+	for (c = 0; c < ARRAY_SIZE(cands); c++) {
+		ret = with_entries(&cands[c], ents, LAT_TASKS, lateness_fn);
+		if (ret)
+			goto out;
+	}
+out:
+	for (c = 0; c < ARRAY_SIZE(cands); c++)
+		kmem_cache_destroy(cands[c].cache);
+	vfree(bench_lat);
+	vfree(offs);
+	vfree(ents);
+	return ret;
+}
+
+static struct dentry *bench_dir;
+
+static ssize_t results_read(struct file *f, char __user *buf, size_t len, loff_t *pos)
+{
+	return simple_read_from_buffer(buf, len, pos, out_buf, seq_buf_used(&out));
+}
+
+static const struct file_operations results_fops = {
+	.owner = THIS_MODULE,
+	.read = results_read,
+	.llseek = default_llseek,
+};
+
+static int __init td_timer_bench_init(void)
+{
+	int ret;
+
+	out_buf = vzalloc(SEQ_SIZE);
+	if (!out_buf)
+		return -ENOMEM;
+	seq_buf_init(&out, out_buf, SEQ_SIZE);
+	seq_buf_printf(&out, "KTAP version 1\n1..1\n");
+	ret = bench_run();
+	if (ret)
+		fail("setup failed: %d", ret);
+	seq_buf_printf(&out, "%s 1 td_timer_bench\n", failures ? "not ok" : "ok");
+	bench_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("results", 0444, bench_dir, NULL, &results_fops);
+	return 0;
+}
+
+static void __exit td_timer_bench_exit(void)
+{
+	debugfs_remove_recursive(bench_dir);
+	vfree(out_buf);
+}
+
+module_init(td_timer_bench_init);
+module_exit(td_timer_bench_exit);
+MODULE_DESCRIPTION("tdispatch: delayed-task structure benchmark");
+MODULE_LICENSE("GPL");

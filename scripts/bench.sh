@@ -1,0 +1,29 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# make bench: build the modules, boot a VM that loads each benchmark module
+# (module/bench/) in turn, print their results and judge the kernel log as
+# make check does, so that a benchmark that warns or leaks fails.
+#   BENCH_KERNEL=6.12   which kernel (6.1, 6.12 or debug)
+#   BENCH_ARGS="reps=1 max_tasks=100000"   module parameters, e.g. to make
+#                       the debug kernel's run shorter
+#   VM_TIMEOUT=1800     seconds before the VM counts as hung
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+k=${BENCH_KERNEL:-6.12}
+tmo=${VM_TIMEOUT:-1800}
+
+td_kernel "$k"
+out=$TD_BUILD/bench-$k
+td_log "bench $k: building modules against $td_kdir"
+td_build_modules "$td_kdir" "$out"
+printf '%s\n' "${BENCH_ARGS:-}" >"$out/mod/bench/args"
+# The benchmark needs no userspace beyond busybox.
+mkdir -p "$out/user"
+"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user"
+td_log "bench $k: booting $td_kimg"
+"$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench "$out/log" "$tmo" || true
+
+sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p' "$out/log/results.log" | tr -d '\r'
+echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log"
+"$TD_TOP/scripts/ktap.py" "bench-$k" "$out/log"
