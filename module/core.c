@@ -157,6 +157,7 @@ int tdispatch_cancel(struct tdispatch *d, u64 id)
 	mutex_lock(&d->lock);
 	td_drain_input(d, ktime_get(), &reap);
 	ret = td_pending_cancel(&d->pending, id, &reap);
+	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 	td_kick(d);
@@ -184,6 +185,7 @@ void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiti
 	*delayed = !!td_pending_lookup_delayed(&d->pending, id);
 	if (!t && *delayed)
 		*state = TDISPATCH_STATE_DELAYED;
+	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 	td_kick(d);
@@ -321,6 +323,8 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	td_pending_cancel_all(&d->pending, &reap);
 	WARN_ON(d->pending.nr_inflight || d->free_slots != GENMASK_ULL(d->nr_slots - 1, 0) ||
 		!RB_EMPTY_ROOT(&d->pending.tree));
+	td_delayed_sync(d);
+	WARN_ON(atomic_read(&d->delayed_total));
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 

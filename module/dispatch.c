@@ -128,6 +128,7 @@ int td_acceptor_fn(void *arg)
 		idle = td_idle(d);
 		if (idle)
 			WRITE_ONCE(d->idle_seq, d->idle_seq + 1);
+		td_delayed_sync(d);
 		mutex_unlock(&d->lock);
 
 		td_reap(d, &reap);

@@ -185,8 +185,13 @@ struct tdispatch {
 	u64 holdoffs;
 	u64 redelivered;
 
-	/* Delayed submissions still on input lists, for the max_delayed cap. */
-	atomic_t delayed_queued;
+	/*
+	 * Delayed tasks on the input lists or in the delayed set, against
+	 * max_delayed; td_delayed_sync() keeps it exact under ->lock.
+	 */
+	atomic_t delayed_total;
+	unsigned int delayed_drained;	/* drained since the last sync */
+	unsigned int delayed_seen;	/* nr_delayed at the last sync */
 	/* Periodic registrations (supervisor.c), under ->lock. */
 	struct list_head periodic;
 	unsigned int nr_periodic;
@@ -207,6 +212,7 @@ extern struct kmem_cache *td_task_cache;
 
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
 bool td_input_empty(struct tdispatch *d);
+void td_delayed_sync(struct tdispatch *d);
 void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_kick(struct tdispatch *d);
 bool td_idle(struct tdispatch *d);

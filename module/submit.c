@@ -34,15 +34,9 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_bef
 	}
 	now = ktime_get();
 	if (ktime_after(not_before, now)) {
-		/*
-		 * The cap counts delayed tasks on the input lists and in the
-		 * delayed set; td_drain_input() moves them from one to the
-		 * other in that order, so a task is never missed, at worst
-		 * counted twice for a moment.
-		 */
-		if (atomic_inc_return(&d->delayed_queued) +
-		    READ_ONCE(d->pending.nr_delayed) > d->cfg.max_delayed) {
-			atomic_dec(&d->delayed_queued);
+		/* Reserved here, given back by td_delayed_sync(). */
+		if (atomic_inc_return(&d->delayed_total) > d->cfg.max_delayed) {
+			atomic_dec(&d->delayed_total);
 			ret = -ENOSPC;
 			goto put;
 		}
@@ -75,7 +69,7 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_bef
 
 unreserve:
 	if (not_before)
-		atomic_dec(&d->delayed_queued);
+		atomic_dec(&d->delayed_total);
 put:
 	percpu_ref_put(&d->users);
 rejected:
@@ -157,10 +151,25 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 			n++;
 		}
 		atomic_sub(n, &in->count);
-		/* In the delayed set before it leaves the count: see td_submit(). */
-		smp_mb__before_atomic();
-		atomic_sub(delayed, &d->delayed_queued);
+		d->delayed_drained += delayed;
 	}
+}
+
+/*
+ * Give back the reservations of delayed tasks that left the delayed state
+ * (promoted, replaced, cancelled, or due by the time they were drained):
+ * those drained since the last call, less the growth of the delayed set.
+ * Called before the lock is dropped wherever the delayed set may change,
+ * so that delayed_total is exact whenever the lock is free.
+ */
+void td_delayed_sync(struct tdispatch *d)
+{
+	unsigned int now = d->pending.nr_delayed;
+
+	lockdep_assert_held(&d->lock);
+	atomic_sub(d->delayed_drained + d->delayed_seen - now, &d->delayed_total);
+	d->delayed_drained = 0;
+	d->delayed_seen = now;
 }
 
 bool td_input_empty(struct tdispatch *d)

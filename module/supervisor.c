@@ -257,6 +257,7 @@ int tdispatch_periodic_remove(struct tdispatch *d, u64 id)
 		return -ENOENT;
 	}
 	last = td_sup_remove(d, s, &reap);
+	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 	if (last)
@@ -276,6 +277,7 @@ void td_supervise_stop(struct tdispatch *d)
 	list_for_each_entry_safe(s, next, &d->periodic, pr.node)
 		if (td_sup_remove(d, s, &reap))
 			list_add(&s->pr.node, &gone);
+	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 	list_for_each_entry_safe(s, next, &gone, pr.node)
