@@ -763,7 +763,6 @@ static int dispatcher_fd(__u32 flags, __u32 queue)
 
 /* ---- create ---- */
 
-
 /* In the child: keep the file open across exec, say where it is, run. */
 static void exec_with_fd(int fd, char **cmdv)
 {
