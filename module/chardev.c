@@ -201,23 +201,35 @@ static struct td_attach *td_file_attach(struct td_file *f)
 /*
  * An ioctl number carries the size of the struct in the caller's header,
  * which grows; the struct's own size field is what the kernel goes by, so
- * the number of every version of a call is that call.
+ * the number of every version of a call, from the first on, is that call.
  */
 static unsigned int td_ioctl_call(unsigned int cmd)
 {
-	static const unsigned int calls[] = {
-		TDISPATCH_IOC_VERSION, TDISPATCH_IOC_CREATE, TDISPATCH_IOC_SUBMIT,
-		TDISPATCH_IOC_TAKE, TDISPATCH_IOC_COMPLETE, TDISPATCH_IOC_CANCEL,
-		TDISPATCH_IOC_QUERY, TDISPATCH_IOC_STATS, TDISPATCH_IOC_LIST,
-		TDISPATCH_IOC_ATTACH, TDISPATCH_IOC_PERIODIC_ADD,
-		TDISPATCH_IOC_PERIODIC_DEL, TDISPATCH_IOC_PERIODIC_STATS,
+	static const struct {
+		unsigned int cmd;
+		unsigned int ver0;	/* the first version's struct size */
+	} calls[] = {
+		{ TDISPATCH_IOC_VERSION, TDISPATCH_VERSION_SIZE_VER0 },
+		{ TDISPATCH_IOC_CREATE, TDISPATCH_CREATE_SIZE_VER0 },
+		{ TDISPATCH_IOC_SUBMIT, TDISPATCH_SUBMIT_SIZE_VER0 },
+		{ TDISPATCH_IOC_TAKE, TDISPATCH_TAKE_SIZE_VER0 },
+		{ TDISPATCH_IOC_COMPLETE, TDISPATCH_COMPLETE_SIZE_VER0 },
+		{ TDISPATCH_IOC_CANCEL, TDISPATCH_ID_SIZE_VER0 },
+		{ TDISPATCH_IOC_QUERY, TDISPATCH_QUERY_SIZE_VER0 },
+		{ TDISPATCH_IOC_STATS, TDISPATCH_STATS_SIZE_VER0 },
+		{ TDISPATCH_IOC_LIST, TDISPATCH_LIST_SIZE_VER0 },
+		{ TDISPATCH_IOC_ATTACH, TDISPATCH_ATTACH_SIZE_VER0 },
+		{ TDISPATCH_IOC_PERIODIC_ADD, TDISPATCH_PERIODIC_ADD_SIZE_VER0 },
+		{ TDISPATCH_IOC_PERIODIC_DEL, TDISPATCH_ID_SIZE_VER0 },
+		{ TDISPATCH_IOC_PERIODIC_STATS, TDISPATCH_PERIODIC_STATS_SIZE_VER0 },
 	};
 	unsigned int nr = _IOC_NR(cmd);
 
 	if (_IOC_TYPE(cmd) != TDISPATCH_IOC_MAGIC || nr >= ARRAY_SIZE(calls) ||
-	    _IOC_NR(calls[nr]) != nr || _IOC_DIR(calls[nr]) != _IOC_DIR(cmd))
+	    _IOC_NR(calls[nr].cmd) != nr || _IOC_DIR(calls[nr].cmd) != _IOC_DIR(cmd) ||
+	    _IOC_SIZE(cmd) < calls[nr].ver0)
 		return 0;
-	return calls[nr];
+	return calls[nr].cmd;
 }
 
 static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg)

@@ -79,6 +79,17 @@ void td_periodic_init(struct td_periodic *pr, u64 id, u64 period_ns,
 	INIT_LIST_HEAD(&pr->node);
 }
 
+/* A running run whose timeout has come counts as timed out, once. */
+static void td_periodic_check_timeout(struct td_periodic *pr, ktime_t now)
+{
+	if (pr->running && !pr->timed_out && !ktime_before(now, pr->run_deadline)) {
+		pr->timeouts++;
+		pr->timed_out = true;
+		td_periodic_back_off(pr);
+		pr->next = td_periodic_after(pr->run_deadline, pr->interval_ns);
+	}
+}
+
 /**
  * td_periodic_tick() - what a registration needs done at @now
  * @pr: the registration
@@ -95,12 +106,7 @@ void td_periodic_init(struct td_periodic *pr, u64 id, u64 period_ns,
  */
 enum td_periodic_action td_periodic_tick(struct td_periodic *pr, ktime_t now)
 {
-	if (pr->running && !pr->timed_out && !ktime_before(now, pr->run_deadline)) {
-		pr->timeouts++;
-		pr->timed_out = true;
-		td_periodic_back_off(pr);
-		pr->next = td_periodic_after(pr->run_deadline, pr->interval_ns);
-	}
+	td_periodic_check_timeout(pr, now);
 	if (ktime_before(now, pr->next))
 		return TD_PERIODIC_NONE;
 	if (pr->running) {
@@ -124,7 +130,8 @@ enum td_periodic_action td_periodic_tick(struct td_periodic *pr, ktime_t now)
  *	cancelled, or it could not be submitted)
  * @now: the current time
  *
- * A run that had timed out was counted then and changes nothing more.
+ * A run that ends after its timeout counts as timed out, whether or not
+ * td_periodic_tick() saw the timeout come, and changes nothing more.
  * Otherwise SUCCESS resets the interval to the period, CONGESTION and
  * TRANSIENT double it, and PERMANENT or -1 leave it; the next run falls
  * due one interval from @now.
@@ -134,6 +141,7 @@ void td_periodic_ended(struct td_periodic *pr, int result, ktime_t now)
 	/* Each run ends exactly once, and only a started one. */
 	if (WARN_ON_ONCE(!pr->running))
 		return;
+	td_periodic_check_timeout(pr, now);
 	pr->running = false;
 	if (pr->timed_out)
 		return;
