@@ -284,7 +284,7 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 {
 	struct tdispatch_take tk;
 	struct td_lease *l;
-	long left;
+	ktime_t end;
 	int ret;
 
 	ret = td_copy_in(&tk, sizeof(tk), uarg, TDISPATCH_TAKE_SIZE_VER0);
@@ -292,7 +292,9 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 		return ret;
 	if ((tk.flags & ~TDISPATCH_TAKE_NONBLOCK) || tk.pad || !tk.max_tasks)
 		return -EINVAL;
-	left = tk.timeout_ns ? nsecs_to_jiffies(tk.timeout_ns) + 1 : MAX_SCHEDULE_TIMEOUT;
+	/* An hrtimer, not jiffies: a timed TAKE never ends before its time. */
+	end = tk.timeout_ns ? ktime_add_ns(ktime_get(), min_t(u64, tk.timeout_ns, KTIME_MAX / 2)) :
+			      KTIME_MAX;
 
 	for (;;) {
 		mutex_lock(&u->lock);
@@ -302,11 +304,17 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 		mutex_unlock(&u->lock);
 		if ((tk.flags & TDISPATCH_TAKE_NONBLOCK) || (file->f_flags & O_NONBLOCK))
 			return -EAGAIN;
-		left = wait_event_interruptible_timeout(*u->wait, td_user_ready(u), left);
-		if (left < 0)
-			return left;
-		if (!left)
-			return -ETIMEDOUT;
+		if (end == KTIME_MAX) {
+			ret = wait_event_interruptible(*u->wait, td_user_ready(u));
+		} else {
+			ktime_t left = ktime_sub(end, ktime_get());
+
+			if (left <= 0)
+				return -ETIMEDOUT;
+			ret = wait_event_interruptible_hrtimeout(*u->wait, td_user_ready(u), left);
+		}
+		if (ret && ret != -ETIME)
+			return ret;
 	}
 	/*
 	 * Still ours under the lock: its kworker waits for the state to move.

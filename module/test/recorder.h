@@ -129,7 +129,7 @@ static enum tdispatch_result rec_process(struct tdispatch *d, struct tdispatch_b
 		wait_for_completion_timeout(&r->gate, WAIT_LIMIT);
 	}
 	if (r->hold_until_running)
-		wait_event_timeout(r->wait, READ_ONCE(r->max_running) >=
+		wait_event_idle_timeout(r->wait, READ_ONCE(r->max_running) >=
 				   r->hold_until_running, WAIT_LIMIT);
 	if (r->process_ms)
 		msleep(r->process_ms);
@@ -233,13 +233,13 @@ static unsigned int rec_count(struct recorder *r, enum tdispatch_outcome o)
 
 static bool rec_wait_released(struct tcase *t, struct recorder *r, unsigned int n)
 {
-	return T_EXPECT(t, wait_event_timeout(r->wait, READ_ONCE(r->released) >= n,
+	return T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= n,
 					      WAIT_LIMIT));
 }
 
 static inline bool rec_wait_batches(struct tcase *t, struct recorder *r, unsigned int n)
 {
-	return T_EXPECT(t, wait_event_timeout(r->wait, READ_ONCE(r->nr_rec) >= n &&
+	return T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->nr_rec) >= n &&
 					      !atomic_read(&r->running), WAIT_LIMIT));
 }
 

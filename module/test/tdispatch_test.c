@@ -618,7 +618,7 @@ static void test_submit_after_destroy_begins(struct tcase *t)
 	p = producers_start(t, r, 0, &nr);
 	if (!p)
 		return;
-	T_EXPECT(t, wait_event_timeout(r->wait, READ_ONCE(r->released) >= 100, WAIT_LIMIT));
+	T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= 100, WAIT_LIMIT));
 	/* Destroy under fire: every producer must see -ESHUTDOWN, not a crash. */
 	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DISCARD, 0), 0);
 	accepted = producers_stop(p, nr);

@@ -3,7 +3,7 @@
  * tdispatch time test: delayed tasks and supervised periodic tasks,
  * driven through the exported API with the recording processor on every
  * kernel.  The cases run at load; their KTAP is in
- * /sys/kernel/debug/tdispatch_time_test/results.
+ * /sys/kernel/debug/tdispatch_timed_test/results.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -246,7 +246,7 @@ static void test_million_delayed_tasks(struct tcase *t)
 			break;
 		cond_resched();
 	}
-	T_EXPECT(t, wait_event_timeout(r->wait, READ_ONCE(r->released) >= n + (n - cancelled),
+	T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= n + (n - cancelled),
 				       WAIT_LIMIT * 5));
 	tdispatch_get_stats(r->d, &st);
 	check_stats(t, &st);
@@ -316,7 +316,7 @@ static void periodic_finish(struct tcase *t, struct recorder *r)
 
 static bool wait_runs(struct tcase *t, struct recorder *r, unsigned int n)
 {
-	return T_EXPECT(t, wait_event_timeout(r->wait, READ_ONCE(r->nr_rec) >= n, WAIT_LIMIT));
+	return T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->nr_rec) >= n, WAIT_LIMIT));
 }
 
 /*
@@ -412,7 +412,7 @@ static void test_periodic_remove_stops_it(struct tcase *t)
 	wait_runs(t, r, 3);
 	T_EXPECT_EQ(t, tdispatch_periodic_remove(r->d, PERIODIC_ID), 0);
 	/* Its payload comes back once a run in flight, if any, has ended. */
-	T_EXPECT(t, wait_event_timeout(r->wait, atomic_read(&runs.released) == 1, WAIT_LIMIT));
+	T_EXPECT(t, wait_event_idle_timeout(r->wait, atomic_read(&runs.released) == 1, WAIT_LIMIT));
 	seen = READ_ONCE(r->nr_rec);
 	/* Ten periods with nothing to wait for but the absence of a run. */
 	msleep(20);
@@ -491,17 +491,17 @@ static const struct td_case cases[] = {
 	CASE(destroy_with_timers_armed),
 };
 
-static int __init tdispatch_time_test_init(void)
+static int __init tdispatch_timed_test_init(void)
 {
 	return td_run_cases(cases, ARRAY_SIZE(cases));
 }
 
-static void __exit tdispatch_time_test_exit(void)
+static void __exit tdispatch_timed_test_exit(void)
 {
 	td_cases_exit();
 }
 
-module_init(tdispatch_time_test_init);
-module_exit(tdispatch_time_test_exit);
+module_init(tdispatch_timed_test_init);
+module_exit(tdispatch_timed_test_exit);
 MODULE_DESCRIPTION("tdispatch tests of delayed and periodic tasks");
 MODULE_LICENSE("GPL");
