@@ -435,9 +435,9 @@ static int td_periodic_stats(int fd, __u64 id, struct tdispatch_periodic_stats_u
 static void td_periodic_log(struct __test_metadata *_metadata,
 			    const struct tdispatch_periodic_stats_user *s)
 {
-	TH_LOG("periodic %llu: runs %llu successes %llu timeouts %llu failures %llu skipped %llu interval %.1f ms",
-	       s->id, s->runs, s->successes, s->timeouts, s->failures, s->skipped,
-	       ms(s->interval_ns));
+	TH_LOG("periodic %llu: runs %llu successes %llu timeouts %llu %s %llu %s %llu %s %.1f ms",
+	       s->id, s->runs, s->successes, s->timeouts, "failures", s->failures,
+	       "skipped", s->skipped, "interval", ms(s->interval_ns));
 }
 
 static void td_periodic_get(struct __test_metadata *_metadata, int fd, __u64 id,
@@ -481,6 +481,13 @@ static int td_cmp_u64(const void *a, const void *b)
 	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* One item of a loop: a failure names the item. */
+static void td_expect_item(struct __test_metadata *_metadata, long long want, long long have,
+			   const char *what, unsigned int item)
+{
+	EXPECT_EQ(want, have) TH_LOG("%s %u", what, item);
 }
 
 FIXTURE(time) {
@@ -701,9 +708,8 @@ TEST_F(time, delayed_tasks_are_bounded)
 		td_task(&ut[i], &pl[i], i + 1, 0, FAR_NS);
 	td_task(&ut[5], &pl[5], 6, 0, 0);
 	EXPECT_EQ(5, td_submit_vec(self->fd, ut, 6, TDISPATCH_SUBMIT_RELATIVE));
-	for (i = 0; i < 6; i++) {
-		EXPECT_EQ(i == 4 ? -ENOSPC : 0, ut[i].status) TH_LOG("task %u", i);
-	}
+	for (i = 0; i < 6; i++)
+		td_expect_item(_metadata, i == 4 ? -ENOSPC : 0, ut[i].status, "task", i);
 	/* QUERY takes in what was submitted before it; STATS does not. */
 	td_query(_metadata, self->fd, 4, TDISPATCH_STATE_DELAYED, 0, 1);
 	td_stats(_metadata, self->fd, &st);
@@ -835,9 +841,9 @@ TEST_F(time, task_size_is_the_stride)
 		td_put_task(vec, TDISPATCH_UTASK_SIZE_VER0, i, &pl[i], 1 + i, 0);
 	EXPECT_EQ(3, td_submit_raw(self->fd, sizeof(struct tdispatch_submit), 0, vec, 3,
 				   TDISPATCH_UTASK_SIZE_VER0));
-	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(0, td_status_at(vec, TDISPATCH_UTASK_SIZE_VER0, i)) TH_LOG("task %u", i);
-	}
+	for (i = 0; i < 3; i++)
+		td_expect_item(_metadata, 0, td_status_at(vec, TDISPATCH_UTASK_SIZE_VER0, i),
+			       "task", i);
 	td_take_range(_metadata, self->fd, 1, 3);
 
 	/* 40: with not_before_ns. */
@@ -897,15 +903,15 @@ TEST_F(time, task_size_is_the_stride)
 			.pad = 7,
 		};
 
-		ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_SUBMIT, &s)) TH_LOG("%s",
-									      strerror(errno));
+		ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_SUBMIT, &s))
+			TH_LOG("%s", strerror(errno));
 		EXPECT_EQ(3, s.accepted);
 		EXPECT_EQ(TDISPATCH_UTASK_SIZE_VER1, s.task_size) TH_LOG("written past size 24");
 		EXPECT_EQ(7, s.pad) TH_LOG("written past size 24");
 	}
-	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(0, td_status_at(vec, TDISPATCH_UTASK_SIZE_VER0, i)) TH_LOG("task %u", i);
-	}
+	for (i = 0; i < 3; i++)
+		td_expect_item(_metadata, 0, td_status_at(vec, TDISPATCH_UTASK_SIZE_VER0, i),
+			       "task", i);
 	td_take_range(_metadata, self->fd, 41, 3);
 	td_stats(_metadata, self->fd, &st);
 	EXPECT_EQ(11, st.accepted);
@@ -945,7 +951,13 @@ struct bo_worker {
 	pthread_t tid;
 };
 
-#define BO_FAIL(w, e)	do { (w)->err = (e); (w)->err_line = __LINE__; return NULL; } while (0)
+/* The worker thread's way out: say what went wrong and where. */
+static void *bo_fail(struct bo_worker *w, int err, int line)
+{
+	w->err = err;
+	w->err_line = line;
+	return NULL;
+}
 
 /*
  * Hold the first BO_HELD runs past their timeout, then complete runs at
@@ -964,15 +976,15 @@ static void *bo_worker(void *arg)
 
 		ret = td_take(w->fd, &b, 0, 5 * SEC);
 		if (ret)
-			BO_FAIL(w, ret);
+			return bo_fail(w, ret, __LINE__);
 		if (b.tk.nr != 1 || b.t[0].id != BO_ID || td_payload(&b, 0).id != BO_ID)
-			BO_FAIL(w, -EBADMSG);
+			return bo_fail(w, -EBADMSG, __LINE__);
 		r->submitted = b.t[0].submitted_ns;
 		if (w->last_clean) {
 			ret = td_periodic_stats(w->fd, BO_ID, &w->ps);
 			w->ps_read = now_ns();
 			if (ret)
-				BO_FAIL(w, ret);
+				return bo_fail(w, ret, __LINE__);
 			/* Its kworker came after its timeout after all: go on. */
 			if (!w->ps.successes) {
 				w->late_clean++;
@@ -985,7 +997,7 @@ static void *bo_worker(void *arg)
 		ret = td_complete(w->fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS);
 		r->completed = now_ns();
 		if (ret)
-			BO_FAIL(w, ret);
+			return bo_fail(w, ret, __LINE__);
 		if (w->last_clean) {
 			w->nr++;
 			return NULL;
@@ -993,7 +1005,7 @@ static void *bo_worker(void *arg)
 		if (w->nr >= BO_HELD && r->completed < r->submitted + BO_CLEAN)
 			w->last_clean = w->nr;
 	}
-	BO_FAIL(w, -ETIME);
+	return bo_fail(w, -ETIME, __LINE__);
 }
 
 TEST_F(time, periodic_backs_off_after_timeouts_and_recovers)
@@ -1054,14 +1066,12 @@ TEST_F(time, periodic_backs_off_after_timeouts_and_recovers)
 		TH_LOG("%u prompt runs were filed past their timeout", w.late_clean);
 	EXPECT_LE(1, w.ps.successes);
 	EXPECT_EQ(0, w.ps.failures);
-	if (!may_skip) {
-		EXPECT_EQ(0, w.ps.skipped);
-	}
-	if (!late_stats) {
-		EXPECT_EQ(BO_PERIOD, w.ps.interval_ns) TH_LOG("back to the period after a success");
-	} else {
+	if (!may_skip)
+		td_expect_item(_metadata, 0, w.ps.skipped, "skipped", 0);
+	if (late_stats)
 		TH_LOG("PERIODIC_STATS read late: not checking the interval");
-	}
+	else
+		td_expect_item(_metadata, BO_PERIOD, w.ps.interval_ns, "interval, success", 0);
 
 	EXPECT_EQ(0, td_periodic_del(self->fd, BO_ID));
 	td_stats(_metadata, self->fd, &st);

@@ -246,8 +246,9 @@ static void test_million_delayed_tasks(struct tcase *t)
 			break;
 		cond_resched();
 	}
-	T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= n + (n - cancelled),
-				       WAIT_LIMIT * 5));
+	T_EXPECT(t, wait_event_idle_timeout(r->wait,
+					    READ_ONCE(r->released) >= n + (n - cancelled),
+					    WAIT_LIMIT * 5));
 	tdispatch_get_stats(r->d, &st);
 	check_stats(t, &st);
 	T_EXPECT_EQ(t, st.cancelled, cancelled);
