@@ -89,6 +89,8 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 			 unsigned int nr, enum tdispatch_outcome outcome,
 			 struct list_head *reap);
 int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap);
+void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
+			    struct list_head *reap);
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap);
 struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id);
 unsigned int td_pending_promote(struct td_pending *p, ktime_t now,

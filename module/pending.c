@@ -472,6 +472,21 @@ int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap)
 }
 
 /**
+ * td_pending_cancel_task() - cancel one task that waits for a batch
+ * @p: the pending set
+ * @t: the task, pending or waiting behind an in-flight task of its id
+ * @reap: where it is put
+ *
+ * Unlike td_pending_cancel(), other tasks of its id are left alone.
+ */
+void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
+			    struct list_head *reap)
+{
+	td_pending_unlink(p, t);
+	td_task_end(p, t, TDISPATCH_CANCELLED, reap);
+}
+
+/**
  * td_pending_cancel_all() - cancel every pending and every delayed task
  * @p: the pending set
  * @reap: where they are put

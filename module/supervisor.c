@@ -171,7 +171,7 @@ static bool td_sup_remove(struct tdispatch *d, struct td_sup *s, struct list_hea
 	d->nr_periodic--;
 	s->pr.removed = true;
 	if (t && (t->state == TD_TASK_PENDING || t->state == TD_TASK_WAITING))
-		td_pending_cancel(&d->pending, t->id, reap);
+		td_pending_cancel_task(&d->pending, t, reap);
 	return td_sup_put(s);
 }
 
