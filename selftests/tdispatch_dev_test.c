@@ -15,8 +15,8 @@
 #include <linux/tdispatch.h>
 
 #include "kselftest_harness.h"
+#include "tdispatch_helpers.h"
 
-#define TD_DEV_PATH	"/dev/" TDISPATCH_DEV_NAME
 #define MISC_MAJOR	10
 
 FIXTURE(dev) {
@@ -25,8 +25,7 @@ FIXTURE(dev) {
 
 FIXTURE_SETUP(dev)
 {
-	self->fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", TD_DEV_PATH, strerror(errno));
+	self->fd = td_open(_metadata);
 }
 
 FIXTURE_TEARDOWN(dev)

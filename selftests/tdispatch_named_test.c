@@ -44,56 +44,25 @@
 #include <linux/tdispatch.h>
 
 #include "kselftest_harness.h"
+#include "tdispatch_helpers.h"
 
-#define TD_DEV_PATH		"/dev/" TDISPATCH_DEV_NAME
 #define TD_PUBLISHED		"/sys/module/tdispatch_testdrv/parameters/published"
 #define RW			"testdrv-rw"
 #define RO			"testdrv-ro"
 /* nobody and nogroup in the VM's initramfs */
 #define NOBODY			65534
-#define MSEC			1000000ULL
-#define SEC			(1000 * MSEC)
-/* The longest anything awaited may take. */
-#define WAIT_NS			(10 * SEC)
-#define WAIT_MS			10000
-/* Most records read at once, most entries listed. */
-#define TD_NR			64
+/* Most entries listed. */
 #define LIST_MAX		64
-#define PAGE			4096
 
 #define SUBMIT			TDISPATCH_ATTACH_SUBMIT
 #define EVENTS			TDISPATCH_ATTACH_EVENTS
 #define MAY_RW			(TDISPATCH_ENTRY_MAY_READ | TDISPATCH_ENTRY_MAY_WRITE)
-
-static __u64 uptr(const void *p)
-{
-	return (unsigned long)p;
-}
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * SEC + ts.tv_nsec;
-}
 
 static void nap_ms(unsigned int ms)
 {
 	struct timespec ts = { .tv_nsec = ms * MSEC };
 
 	nanosleep(&ts, NULL);
-}
-
-/* poll() for @events: the revents, 0 when none, or -errno. */
-static int td_poll(int fd, short events, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n = poll(&p, 1, ms);
-
-	if (n < 0)
-		return -errno;
-	return n ? p.revents : 0;
 }
 
 /* Withdraw (0) or publish again (1) testdrv-rw: 0 or -errno. */
@@ -173,14 +142,6 @@ static void td_attach_ok(struct __test_metadata *_metadata, int fd, const char *
 	ASSERT_EQ(0, ret) TH_LOG("attach %s flags %#x: %s", name, flags, strerror(-ret));
 }
 
-static int td_open(struct __test_metadata *_metadata)
-{
-	int fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
-
-	ASSERT_LE(0, fd) TH_LOG("open %s: %s", TD_DEV_PATH, strerror(errno));
-	return fd;
-}
-
 /* A new file attached to @name. */
 static int td_open_attached(struct __test_metadata *_metadata, const char *name,
 			    __u32 flags, __u32 queue)
@@ -194,51 +155,6 @@ static int td_open_attached(struct __test_metadata *_metadata, const char *name,
 static __u64 td_in_progress(const struct tdispatch_stats_user *st)
 {
 	return st->queued + st->pending + st->in_flight;
-}
-
-static bool td_equation_holds(const struct tdispatch_stats_user *st)
-{
-	return st->accepted == td_in_progress(st) + st->done + st->failed + st->overridden +
-			       st->expired + st->dropped + st->cancelled;
-}
-
-/* STATS: 0 or -errno. */
-static int td_stats_try(int fd, struct tdispatch_stats_user *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	return ioctl(fd, TDISPATCH_IOC_STATS, st) ? -errno : 0;
-}
-
-static void td_stats_log(struct __test_metadata *_metadata,
-			 const struct tdispatch_stats_user *st)
-{
-	TH_LOG("accepted %llu rejected %llu queued %llu pending %llu in_flight %llu",
-	       st->accepted, st->rejected, st->queued, st->pending, st->in_flight);
-	TH_LOG("done %llu failed %llu overridden %llu expired %llu dropped %llu cancelled %llu",
-	       st->done, st->failed, st->overridden, st->expired, st->dropped, st->cancelled);
-	TH_LOG("rejected_calls %llu events_lost %llu", st->rejected_calls, st->events_lost);
-}
-
-/* Read the counters and check the accounting equation on them. */
-static void td_stats(struct __test_metadata *_metadata, int fd, struct tdispatch_stats_user *st)
-{
-	int ret = td_stats_try(fd, st);
-
-	ASSERT_EQ(0, ret) TH_LOG("stats: %s", strerror(-ret));
-	EXPECT_EQ(sizeof(*st), st->size);
-	EXPECT_TRUE(td_equation_holds(st)) {
-		TH_LOG("the accounting equation does not hold:");
-		td_stats_log(_metadata, st);
-	}
-}
-
-static __u64 td_rejected_calls(struct __test_metadata *_metadata, int fd)
-{
-	struct tdispatch_stats_user st;
-
-	td_stats(_metadata, fd, &st);
-	return st.rejected_calls;
 }
 
 /*
@@ -258,29 +174,6 @@ static void td_settle(struct __test_metadata *_metadata, int fd, struct tdispatc
 	EXPECT_EQ(0, td_in_progress(st)) td_stats_log(_metadata, st);
 }
 
-static void td_expect_errno(struct __test_metadata *_metadata, long ret, int err, int want,
-			    const char *what)
-{
-	EXPECT_GT(0, ret) TH_LOG("%s: returned %ld, want %s", what, ret, strerror(want));
-	EXPECT_EQ(want, err) TH_LOG("%s: %s, want %s", what, strerror(err), strerror(want));
-}
-
-static void td_check_failed(struct __test_metadata *_metadata, int fd, long ret, int err,
-			    int want, const char *what, __u64 before)
-{
-	td_expect_errno(_metadata, ret, err, want, what);
-	EXPECT_EQ(before + 1, td_rejected_calls(_metadata, fd))
-		TH_LOG("%s: rejected_calls should go up by 1", what);
-}
-
-/* @call on an attached file must fail with errno @want and be counted once. */
-#define EXPECT_REJECTED(fd, want, what, call) do {				\
-	int __fd = (fd);							\
-	__u64 __before = td_rejected_calls(_metadata, __fd);			\
-	long __ret = (call);							\
-	td_check_failed(_metadata, __fd, __ret, errno, want, what, __before);	\
-} while (0)
-
 /* @call must fail with errno @want; for files whose count is read later. */
 #define EXPECT_ERRNO(want, what, call) do {					\
 	long __ret = (call);							\
@@ -296,20 +189,6 @@ static void td_task(struct tdispatch_utask *ut, __u64 id, const char *pl)
 		.payload_len = strlen(pl),
 		.status = 1,	/* the kernel must write every status */
 	};
-}
-
-/* SUBMIT @n tasks: how many were accepted, or -errno. */
-static int td_submit_vec(int fd, struct tdispatch_utask *ut, __u32 n)
-{
-	struct tdispatch_submit s = {
-		.size = sizeof(s),
-		.tasks = uptr(ut),
-		.count = n,
-	};
-
-	if (ioctl(fd, TDISPATCH_IOC_SUBMIT, &s))
-		return -errno;
-	return s.accepted;
 }
 
 /* Submit one task per id of @ids[0..@n), payload "v"; all must go in. */
@@ -328,7 +207,8 @@ static void td_submit_ids(struct __test_metadata *_metadata, int fd, __u64 first
 		EXPECT_EQ(0, ut[i].status) TH_LOG("task %u", i);
 }
 
-static int td_cancel(int fd, __u64 id)
+/* CANCEL, TAKE without waiting and COMPLETE of lease 1, bare: -1 and errno. */
+static int td_cancel_raw(int fd, __u64 id)
 {
 	struct tdispatch_id a = { .size = sizeof(a), .id = id };
 
@@ -347,7 +227,7 @@ static int td_query(int fd, __u64 id, __u32 *state)
 	return 0;
 }
 
-static int td_take(int fd)
+static int td_take_raw(int fd)
 {
 	static struct tdispatch_ltask t[16];
 	static char buf[16 * TDISPATCH_PAYLOAD_MAX];
@@ -363,7 +243,7 @@ static int td_take(int fd)
 	return ioctl(fd, TDISPATCH_IOC_TAKE, &tk);
 }
 
-static int td_complete(int fd)
+static int td_complete_raw(int fd)
 {
 	struct tdispatch_complete c = {
 		.size = sizeof(c),
@@ -439,16 +319,6 @@ static void td_read_outcomes(struct __test_metadata *_metadata, struct td_reader
 			got++;
 		}
 	}
-}
-
-/* Two pages, the second unmapped: for arguments that run into it. */
-static char *td_edge(struct __test_metadata *_metadata)
-{
-	char *p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, mprotect(p + PAGE, PAGE, PROT_NONE));
-	return p;
 }
 
 /*
@@ -710,13 +580,13 @@ TEST_F_TIMEOUT(named, attach_rw_submit_and_hear_every_outcome, 60)
 	EXPECT_EQ(TDISPATCH_STATE_ABSENT, state);
 
 	/* The driver's workers process the batches, not this file. */
-	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "take on an attached file", td_take(self->fd));
+	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "take on an attached file", td_take_raw(self->fd));
 	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "complete on an attached file",
-			td_complete(self->fd));
+			td_complete_raw(self->fd));
 	EXPECT_REJECTED(self->fd, ENOENT, "cancel an id with no pending task",
-			td_cancel(self->fd, 7777777));
+			td_cancel_raw(self->fd, 7777777));
 	EXPECT_REJECTED(self->fd, ENOENT, "cancel an id whose tasks ended",
-			td_cancel(self->fd, FIRST_ID));
+			td_cancel_raw(self->fd, FIRST_ID));
 	EXPECT_EQ(4, td_rejected_calls(_metadata, self->fd));
 }
 
@@ -749,7 +619,7 @@ TEST_F_TIMEOUT(named, cancel_a_pending_task_through_an_attached_file, 90)
 			td_task(&ut[i], first + i, "c");
 		ret = td_submit_vec(self->fd, ut, CANCEL_VEC);
 		ASSERT_EQ(CANCEL_VEC, ret) TH_LOG("submit: %s", strerror(ret < 0 ? -ret : 0));
-		ret = td_cancel(self->fd, last);
+		ret = td_cancel_raw(self->fd, last);
 		err = ret ? errno : 0;
 		EXPECT_TRUE(!err || err == ENOENT || err == EBUSY)
 			TH_LOG("cancel %llu: %s", last, strerror(err));
@@ -798,8 +668,8 @@ TEST_F(named, attach_ro_reads_but_cannot_submit)
 			td_submit_vec(self->fd, &ut, 1));
 	EXPECT_EQ(1, ut.status) TH_LOG("no task was looked at");
 	EXPECT_REJECTED(self->fd, EBADF, "cancel on a read-only attachment",
-			td_cancel(self->fd, 1));
-	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "take", td_take(self->fd));
+			td_cancel_raw(self->fd, 1));
+	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "take", td_take_raw(self->fd));
 	EXPECT_REJECTED(self->fd, ENXIO, "read without TDISPATCH_ATTACH_EVENTS",
 			read(self->fd, &ev, sizeof(ev)));
 	ASSERT_EQ(0, td_query(self->fd, 1, &state));
@@ -816,7 +686,7 @@ TEST_F(named, attach_ro_reads_but_cannot_submit)
 	EXPECT_REJECTED(fd, EBADF, "submit on testdrv-rw attached without SUBMIT",
 			td_submit_vec(fd, &ut, 1));
 	EXPECT_REJECTED(fd, EBADF, "cancel on testdrv-rw attached without SUBMIT",
-			td_cancel(fd, 1));
+			td_cancel_raw(fd, 1));
 	close(fd);
 }
 
@@ -845,7 +715,7 @@ static int nobody_is_refused(void *arg)
 		    st.rejected_calls);
 	td_task(&ut, 1, "x");
 	CHILD_ERRNO(EBADF, "submit", td_submit_vec(fd, &ut, 1));
-	CHILD_ERRNO(EBADF, "cancel", td_cancel(fd, 1));
+	CHILD_ERRNO(EBADF, "cancel", td_cancel_raw(fd, 1));
 	child_stats(fd, &st);
 	CHILD_CHECK(st.rejected_calls == 4, "rejected_calls %llu, want 4", st.rejected_calls);
 	close(fd);
@@ -1071,10 +941,10 @@ TEST_F_TIMEOUT(named, withdraw_cuts_attached_files_off, 60)
 	td_task(&ut, 9, "late");
 	EXPECT_EQ(-ENODEV, td_submit_vec(a.fd, &ut, 1));
 	EXPECT_EQ(1, ut.status);
-	EXPECT_ERRNO(ENODEV, "cancel", td_cancel(a.fd, 1));
+	EXPECT_ERRNO(ENODEV, "cancel", td_cancel_raw(a.fd, 1));
 	EXPECT_EQ(-ENODEV, td_query(a.fd, 1, &state));
-	EXPECT_ERRNO(ENODEV, "take", td_take(a.fd));
-	EXPECT_ERRNO(ENODEV, "complete", td_complete(a.fd));
+	EXPECT_ERRNO(ENODEV, "take", td_take_raw(a.fd));
+	EXPECT_ERRNO(ENODEV, "complete", td_complete_raw(a.fd));
 	EXPECT_EQ(-ENODEV, td_stats_try(plain, &st));
 	EXPECT_ERRNO(ENODEV, "submit read-only", td_submit_vec(plain, &ut, 1));
 
@@ -1424,7 +1294,7 @@ static bool race_round(struct race *r, int fd, unsigned int n, unsigned int roun
 		len = read(fd, ev, sizeof(ev));
 		return race_cut(r, __LINE__, len < 0 ? -errno : 0);
 	default:
-		ret = td_cancel(fd, n * 100 + round % 32) ? -errno : 0;
+		ret = td_cancel_raw(fd, n * 100 + round % 32) ? -errno : 0;
 		return race_cut(r, __LINE__, ret == -ENOENT || ret == -EBUSY ? 0 : ret);
 	}
 }

@@ -34,17 +34,9 @@
 #include <linux/tdispatch.h>
 
 #include "kselftest_harness.h"
+#include "tdispatch_helpers.h"
 
-#define TD_DEV_PATH		"/dev/" TDISPATCH_DEV_NAME
 #define USEC			1000ULL
-#define MSEC			1000000ULL
-#define SEC			(1000 * MSEC)
-/* The longest anything awaited may take. */
-#define WAIT_NS			(10 * SEC)
-#define WAIT_MS			10000
-/* Most tasks a helper takes or reads at once. */
-#define TD_NR			64
-#define PAGE			4096
 /* Far enough in the future that nothing is due while a test runs. */
 #define FAR_NS			(10 * SEC)
 /*
@@ -62,43 +54,6 @@
 #define TICK_NS			(4 * MSEC)
 #define NR_LATE			15
 
-/* Every payload says which submission it came from. */
-struct td_pl {
-	__u64 id;
-	__u64 ver;
-};
-
-/* A TAKE argument with room for TD_NR tasks and their payloads. */
-struct td_taken {
-	struct tdispatch_take tk;
-	struct tdispatch_ltask t[TD_NR];
-	unsigned char buf[2 * TDISPATCH_PAYLOAD_MAX];
-};
-
-/* One field of an ioctl argument set to @val, and the errno that earns. */
-struct td_field_case {
-	const char *what;
-	unsigned short off;
-	unsigned short len;
-	__u64 val;
-	int err;
-};
-
-#define FIELD_CASE(type, field, len, v, e)	{ #field " " #v, offsetof(type, field), len, v, e }
-
-static __u64 uptr(const void *p)
-{
-	return (unsigned long)p;
-}
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * SEC + ts.tv_nsec;
-}
-
 static void sleep_ns(__u64 ns)
 {
 	struct timespec ts = { .tv_sec = ns / SEC, .tv_nsec = ns % SEC };
@@ -112,41 +67,14 @@ static double ms(__u64 ns)
 	return ns / 1e6;
 }
 
-/* Store @val in the @len (4 or 8) bytes at @off. */
-static void set_field(void *base, size_t off, size_t len, __u64 val)
-{
-	__u32 v32 = val;
-
-	if (len == sizeof(v32))
-		memcpy((char *)base + off, &v32, len);
-	else
-		memcpy((char *)base + off, &val, len);
-}
-
 /*
  * A dispatcher that cuts a batch of one task as soon as it is free to go,
  * with room for @max_delayed delayed tasks and @events outcome events.
  */
 static void td_cfg(struct tdispatch_create *c, __u32 max_delayed, __u32 events)
 {
-	*c = (struct tdispatch_create) {
-		.size = sizeof(*c),
-		.flags = events ? TDISPATCH_CREATE_EVENTS : 0,
-		.name = "tt",
-		.max_buffer = 1024,
-		.max_batch = 1,
-		.workers = 4,
-		.max_input = 4096,
-		.lease_ns = 60 * SEC,
-		.event_queue = events,
-		.max_delayed = max_delayed,
-	};
-}
-
-static void td_create(struct __test_metadata *_metadata, int fd,
-		      const struct tdispatch_create *c)
-{
-	ASSERT_EQ(0, ioctl(fd, TDISPATCH_IOC_CREATE, c)) TH_LOG("create: %s", strerror(errno));
+	td_cfg_base(c, "tt", 1, events);
+	c->max_delayed = max_delayed;
 }
 
 static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_delayed,
@@ -157,71 +85,6 @@ static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_delaye
 	td_cfg(&c, max_delayed, events);
 	td_create(_metadata, fd, &c);
 }
-
-static void td_stats_log(struct __test_metadata *_metadata,
-			 const struct tdispatch_stats_user *st)
-{
-	TH_LOG("accepted %llu rejected %llu queued %llu delayed %llu pending %llu in_flight %llu",
-	       st->accepted, st->rejected, st->queued, st->delayed, st->pending, st->in_flight);
-	TH_LOG("done %llu failed %llu overridden %llu expired %llu dropped %llu cancelled %llu",
-	       st->done, st->failed, st->overridden, st->expired, st->dropped, st->cancelled);
-	TH_LOG("batches %llu retries %llu redelivered %llu rejected_calls %llu periodic_runs %llu",
-	       st->batches, st->retries, st->redelivered, st->rejected_calls, st->periodic_runs);
-}
-
-/* Read the counters and check the accounting equation on them. */
-static void td_stats(struct __test_metadata *_metadata, int fd, struct tdispatch_stats_user *st)
-{
-	__u64 sum;
-
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	ASSERT_EQ(0, ioctl(fd, TDISPATCH_IOC_STATS, st)) TH_LOG("stats: %s", strerror(errno));
-	EXPECT_EQ(sizeof(*st), st->size);
-	sum = st->queued + st->delayed + st->pending + st->in_flight + st->done + st->failed +
-	      st->overridden + st->expired + st->dropped + st->cancelled;
-	if (st->accepted != sum) {
-		TH_LOG("the accounting equation does not hold:");
-		td_stats_log(_metadata, st);
-	}
-	EXPECT_EQ(st->accepted, sum);
-}
-
-static __u64 td_rejected_calls(struct __test_metadata *_metadata, int fd)
-{
-	struct tdispatch_stats_user st;
-
-	td_stats(_metadata, fd, &st);
-	return st.rejected_calls;
-}
-
-static void td_expect_errno(struct __test_metadata *_metadata, long ret, int err, int want,
-			    const char *what)
-{
-	EXPECT_GT(0, ret) TH_LOG("%s: returned %ld, want %s", what, ret, strerror(want));
-	EXPECT_EQ(want, err) TH_LOG("%s: %s, want %s", what, strerror(err), strerror(want));
-}
-
-static void td_check_failed(struct __test_metadata *_metadata, int fd, long ret, int err,
-			    int want, const char *what, __u64 before, __u64 counted)
-{
-	td_expect_errno(_metadata, ret, err, want, what);
-	EXPECT_EQ(before + counted, td_rejected_calls(_metadata, fd))
-		TH_LOG("%s: rejected_calls should go up by %llu", what, counted);
-}
-
-/* @call must fail with errno @want, and go up @counted in rejected_calls. */
-#define EXPECT_FAILED(fd, want, what, call, counted) do {			\
-	int __fd = (fd);							\
-	__u64 __before = td_rejected_calls(_metadata, __fd);			\
-	long __ret = (call);							\
-	td_check_failed(_metadata, __fd, __ret, errno, want, what, __before, counted); \
-} while (0)
-
-/* A bad call: counted once in rejected_calls. */
-#define EXPECT_REJECTED(fd, want, what, call)	EXPECT_FAILED(fd, want, what, call, 1)
-/* A wait that ended without a batch: not a bad call. */
-#define EXPECT_WAIT_FAILS(fd, want, what, call)	EXPECT_FAILED(fd, want, what, call, 0)
 
 /* One task of @id whose payload @pl says @ver, due at @not_before. */
 static void td_task(struct tdispatch_utask *ut, struct td_pl *pl, __u64 id, __u64 ver,
@@ -238,21 +101,6 @@ static void td_task(struct tdispatch_utask *ut, struct td_pl *pl, __u64 id, __u6
 	};
 }
 
-/* SUBMIT @n tasks with @flags: how many were accepted, or -errno. */
-static int td_submit_vec(int fd, struct tdispatch_utask *ut, __u32 n, __u32 flags)
-{
-	struct tdispatch_submit s = {
-		.size = sizeof(s),
-		.flags = flags,
-		.tasks = uptr(ut),
-		.count = n,
-	};
-
-	if (ioctl(fd, TDISPATCH_IOC_SUBMIT, &s))
-		return -errno;
-	return s.accepted;
-}
-
 /* SUBMIT one task: its status, or -errno of the call. */
 static int td_submit1(int fd, __u64 id, __u64 ver, __u64 not_before, __u32 flags)
 {
@@ -261,7 +109,7 @@ static int td_submit1(int fd, __u64 id, __u64 ver, __u64 not_before, __u32 flags
 	int ret;
 
 	td_task(&ut, &pl, id, ver, not_before);
-	ret = td_submit_vec(fd, &ut, 1, flags);
+	ret = td_submit_flags(fd, &ut, 1, flags);
 	if (ret < 0)
 		return ret;
 	if (ret != !ut.status)
@@ -275,36 +123,6 @@ static void td_submit_ok(struct __test_metadata *_metadata, int fd, __u64 id, __
 	int ret = td_submit1(fd, id, ver, not_before, flags);
 
 	ASSERT_EQ(0, ret) TH_LOG("submit id %llu: %s", id, strerror(-ret));
-}
-
-static void td_take_arg(struct td_taken *b, __u32 flags, __u64 timeout_ns)
-{
-	b->tk = (struct tdispatch_take) {
-		.size = sizeof(b->tk),
-		.flags = flags,
-		.timeout_ns = timeout_ns,
-		.tasks = uptr(b->t),
-		.buf = uptr(b->buf),
-		.max_tasks = TD_NR,
-		.buf_len = sizeof(b->buf),
-	};
-}
-
-/* TAKE into @b: 0 or -errno. */
-static int td_take(int fd, struct td_taken *b, __u32 flags, __u64 timeout_ns)
-{
-	td_take_arg(b, flags, timeout_ns);
-	return ioctl(fd, TDISPATCH_IOC_TAKE, &b->tk) ? -errno : 0;
-}
-
-/* The payload of the @i-th task of @b. */
-static struct td_pl td_payload(const struct td_taken *b, unsigned int i)
-{
-	struct td_pl pl = { .id = ~0ULL };
-
-	if (b->t[i].payload_off + sizeof(pl) <= sizeof(b->buf))
-		memcpy(&pl, b->buf + b->t[i].payload_off, sizeof(pl));
-	return pl;
 }
 
 /*
@@ -324,33 +142,6 @@ static __u64 td_take_id(struct __test_metadata *_metadata, int fd, struct td_tak
 	EXPECT_EQ(b->t[0].id, td_payload(b, 0).id) TH_LOG("payload of id %llu", b->t[0].id);
 	EXPECT_GE(t, b->t[0].submitted_ns);
 	return t;
-}
-
-/* COMPLETE: 0 or -errno. */
-static int td_complete(int fd, __u64 batch, __u32 result)
-{
-	struct tdispatch_complete c = {
-		.size = sizeof(c),
-		.batch = batch,
-		.result = result,
-	};
-
-	return ioctl(fd, TDISPATCH_IOC_COMPLETE, &c) ? -errno : 0;
-}
-
-static void td_finish(struct __test_metadata *_metadata, int fd, __u64 batch, __u32 result)
-{
-	int ret = td_complete(fd, batch, result);
-
-	ASSERT_EQ(0, ret) TH_LOG("complete lease %llu with %u: %s", batch, result, strerror(-ret));
-}
-
-/* CANCEL: 0 or -errno. */
-static int td_cancel(int fd, __u64 id)
-{
-	struct tdispatch_id a = { .size = sizeof(a), .id = id };
-
-	return ioctl(fd, TDISPATCH_IOC_CANCEL, &a) ? -errno : 0;
 }
 
 static void td_query_get(struct __test_metadata *_metadata, int fd, __u64 id,
@@ -466,16 +257,6 @@ static void td_expect_event(struct __test_metadata *_metadata, int fd, __u64 id,
 	EXPECT_EQ(attempts, ev.attempts) TH_LOG("attempts of id %llu", id);
 }
 
-/* Two pages, the second unmapped: for arguments that run into it. */
-static char *td_edge(struct __test_metadata *_metadata)
-{
-	char *p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, mprotect(p + PAGE, PAGE, PROT_NONE));
-	return p;
-}
-
 static int td_cmp_u64(const void *a, const void *b)
 {
 	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
@@ -496,8 +277,7 @@ FIXTURE(time) {
 
 FIXTURE_SETUP(time)
 {
-	self->fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", TD_DEV_PATH, strerror(errno));
+	self->fd = td_open(_metadata);
 }
 
 FIXTURE_TEARDOWN(time)
@@ -707,7 +487,7 @@ TEST_F(time, delayed_tasks_are_bounded)
 	for (i = 0; i < 5; i++)
 		td_task(&ut[i], &pl[i], i + 1, 0, FAR_NS);
 	td_task(&ut[5], &pl[5], 6, 0, 0);
-	EXPECT_EQ(5, td_submit_vec(self->fd, ut, 6, TDISPATCH_SUBMIT_RELATIVE));
+	EXPECT_EQ(5, td_submit_flags(self->fd, ut, 6, TDISPATCH_SUBMIT_RELATIVE));
 	for (i = 0; i < 6; i++)
 		td_expect_item(_metadata, i == 4 ? -ENOSPC : 0, ut[i].status, "task", i);
 	/* QUERY takes in what was submitted before it; STATS does not. */
@@ -1268,7 +1048,7 @@ static void td_arm(struct __test_metadata *_metadata, int fd)
 		for (i = 0; i < 128; i++)
 			td_task(&ut[i], &pl[i], round * 128 + i, round,
 				i % 4 ? (__u64)(i * (round + 1)) * 100 * USEC : 0);
-		EXPECT_EQ(128, td_submit_vec(fd, ut, 128, TDISPATCH_SUBMIT_RELATIVE));
+		EXPECT_EQ(128, td_submit_flags(fd, ut, 128, TDISPATCH_SUBMIT_RELATIVE));
 	}
 }
 

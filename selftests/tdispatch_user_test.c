@@ -38,22 +38,14 @@
 #include <linux/tdispatch.h>
 
 #include "kselftest_harness.h"
+#include "tdispatch_helpers.h"
 
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open		434
 #endif
 
-#define TD_DEV_PATH		"/dev/" TDISPATCH_DEV_NAME
-#define MSEC			1000000ULL
-#define SEC			(1000 * MSEC)
 /* The longest max_delay: a batch is cut only once max_batch tasks are ready. */
 #define NO_AGE_CUT		(30 * SEC)
-/* The longest anything awaited may take. */
-#define WAIT_NS			(10 * SEC)
-#define WAIT_MS			10000
-/* Most tasks a helper submits, takes or reads at once. */
-#define TD_NR			64
-#define PAGE			4096
 /* Hold-off after CONGESTION or TRANSIENT, and a short lease. */
 #define HOLD_NS			(50 * MSEC)
 #define LEASE_NS		(250 * MSEC)
@@ -71,19 +63,6 @@ enum {
 	NR_ENDS,
 };
 
-/* Every payload says which submission it came from. */
-struct td_pl {
-	__u64 id;
-	__u64 ver;
-};
-
-/* A TAKE argument with room for TD_NR tasks and their payloads. */
-struct td_taken {
-	struct tdispatch_take tk;
-	struct tdispatch_ltask t[TD_NR];
-	unsigned char buf[2 * TDISPATCH_PAYLOAD_MAX];
-};
-
 /* How many tasks ended each way, by outcome; the rest none. */
 struct td_ends {
 	__u64 n[NR_ENDS];
@@ -96,43 +75,6 @@ struct td_want {
 	__u32 attempts;
 };
 
-/* One field of an ioctl argument set to @val, and the errno that earns. */
-struct td_field_case {
-	const char *what;
-	unsigned short off;
-	unsigned short len;
-	__u64 val;
-	int err;
-};
-
-#define FIELD_CASE(type, field, len, v, e)	{ #field " " #v, offsetof(type, field), len, v, e }
-
-static __u64 uptr(const void *p)
-{
-	return (unsigned long)p;
-}
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * SEC + ts.tv_nsec;
-}
-
-/* Store @val in the @len (4 or 8) bytes at @off, or fill @len bytes with it. */
-static void set_field(void *base, size_t off, size_t len, __u64 val)
-{
-	__u32 v32 = val;
-
-	if (len == sizeof(v32))
-		memcpy((char *)base + off, &v32, len);
-	else if (len == sizeof(val))
-		memcpy((char *)base + off, &val, len);
-	else
-		memset((char *)base + off, (int)val, len);
-}
-
 /* Keep this process on CPU 0, so that all it submits drains in its order. */
 static void td_pin(struct __test_metadata *_metadata)
 {
@@ -144,17 +86,6 @@ static void td_pin(struct __test_metadata *_metadata)
 }
 
 #define POLL_ALL	(POLLIN | POLLRDNORM | POLLRDBAND)
-
-/* poll() for @events: the revents, 0 when none, or -errno. */
-static int td_poll(int fd, short events, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n = poll(&p, 1, ms);
-
-	if (n < 0)
-		return -errno;
-	return n ? p.revents : 0;
-}
 
 /* EXPECT_EQ as a single statement for loops, naming the item that differs. */
 static void td_expect_item(struct __test_metadata *_metadata, __u64 want, __u64 have,
@@ -169,24 +100,8 @@ static void td_expect_item(struct __test_metadata *_metadata, __u64 want, __u64 
  */
 static void td_cfg(struct tdispatch_create *c, __u32 max_batch, __u32 events)
 {
-	*c = (struct tdispatch_create) {
-		.size = sizeof(*c),
-		.flags = events ? TDISPATCH_CREATE_EVENTS : 0,
-		.name = "ut",
-		.max_buffer = 1024,
-		.max_batch = max_batch,
-		.workers = 4,
-		.max_input = 4096,
-		.max_delay_ns = NO_AGE_CUT,
-		.lease_ns = 60 * SEC,
-		.event_queue = events,
-	};
-}
-
-static void td_create(struct __test_metadata *_metadata, int fd,
-		      const struct tdispatch_create *c)
-{
-	ASSERT_EQ(0, ioctl(fd, TDISPATCH_IOC_CREATE, c)) TH_LOG("create: %s", strerror(errno));
+	td_cfg_base(c, "ut", max_batch, events);
+	c->max_delay_ns = NO_AGE_CUT;
 }
 
 static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_batch, __u32 events)
@@ -195,36 +110,6 @@ static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_batch,
 
 	td_cfg(&c, max_batch, events);
 	td_create(_metadata, fd, &c);
-}
-
-static void td_stats_log(struct __test_metadata *_metadata,
-			 const struct tdispatch_stats_user *st)
-{
-	TH_LOG("accepted %llu rejected %llu queued %llu pending %llu in_flight %llu",
-	       st->accepted, st->rejected, st->queued, st->pending, st->in_flight);
-	TH_LOG("done %llu failed %llu overridden %llu expired %llu dropped %llu cancelled %llu",
-	       st->done, st->failed, st->overridden, st->expired, st->dropped, st->cancelled);
-	TH_LOG("batches %llu retries %llu holdoffs %llu redelivered %llu",
-	       st->batches, st->retries, st->holdoffs, st->redelivered);
-	TH_LOG("rejected_calls %llu events_lost %llu", st->rejected_calls, st->events_lost);
-}
-
-/* Read the counters and check the accounting equation on them. */
-static void td_stats(struct __test_metadata *_metadata, int fd, struct tdispatch_stats_user *st)
-{
-	__u64 sum;
-
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	ASSERT_EQ(0, ioctl(fd, TDISPATCH_IOC_STATS, st)) TH_LOG("stats: %s", strerror(errno));
-	EXPECT_EQ(sizeof(*st), st->size);
-	sum = st->queued + st->delayed + st->pending + st->in_flight + st->done +
-	      st->failed + st->overridden + st->expired + st->dropped + st->cancelled;
-	if (st->accepted != sum) {
-		TH_LOG("the accounting equation does not hold:");
-		td_stats_log(_metadata, st);
-	}
-	EXPECT_EQ(st->accepted, sum);
 }
 
 /*
@@ -252,42 +137,6 @@ static void td_expect_ends(struct __test_metadata *_metadata, int fd,
 #define EXPECT_ENDS(fd, st, ...) \
 	td_expect_ends(_metadata, fd, st, &(const struct td_ends){ .n = { __VA_ARGS__ } })
 
-static __u64 td_rejected_calls(struct __test_metadata *_metadata, int fd)
-{
-	struct tdispatch_stats_user st;
-
-	td_stats(_metadata, fd, &st);
-	return st.rejected_calls;
-}
-
-static void td_expect_errno(struct __test_metadata *_metadata, long ret, int err, int want,
-			    const char *what)
-{
-	EXPECT_GT(0, ret) TH_LOG("%s: returned %ld, want %s", what, ret, strerror(want));
-	EXPECT_EQ(want, err) TH_LOG("%s: %s, want %s", what, strerror(err), strerror(want));
-}
-
-static void td_check_failed(struct __test_metadata *_metadata, int fd, long ret, int err,
-			    int want, const char *what, __u64 before, __u64 counted)
-{
-	td_expect_errno(_metadata, ret, err, want, what);
-	EXPECT_EQ(before + counted, td_rejected_calls(_metadata, fd))
-		TH_LOG("%s: rejected_calls should go up by %llu", what, counted);
-}
-
-/* @call must fail with errno @want, and go up @counted in rejected_calls. */
-#define EXPECT_FAILED(fd, want, what, call, counted) do {			\
-	int __fd = (fd);							\
-	__u64 __before = td_rejected_calls(_metadata, __fd);			\
-	long __ret = (call);							\
-	td_check_failed(_metadata, __fd, __ret, errno, want, what, __before, counted); \
-} while (0)
-
-/* A bad call: counted once in rejected_calls. */
-#define EXPECT_REJECTED(fd, want, what, call)	EXPECT_FAILED(fd, want, what, call, 1)
-/* A wait that ended without a batch or an event: not a bad call. */
-#define EXPECT_WAIT_FAILS(fd, want, what, call)	EXPECT_FAILED(fd, want, what, call, 0)
-
 /* One task of @id whose payload @pl says @ver. */
 static void td_task(struct tdispatch_utask *ut, struct td_pl *pl, __u64 id, __u64 ver)
 {
@@ -299,20 +148,6 @@ static void td_task(struct tdispatch_utask *ut, struct td_pl *pl, __u64 id, __u6
 		.payload_len = sizeof(*pl),
 		.status = 1,	/* the kernel must write every status */
 	};
-}
-
-/* SUBMIT @n tasks: how many were accepted, or -errno. */
-static int td_submit_vec(int fd, struct tdispatch_utask *ut, __u32 n)
-{
-	struct tdispatch_submit s = {
-		.size = sizeof(s),
-		.tasks = uptr(ut),
-		.count = n,
-	};
-
-	if (ioctl(fd, TDISPATCH_IOC_SUBMIT, &s))
-		return -errno;
-	return s.accepted;
 }
 
 /* Submit a task per id, the i-th with payload version @ver + i; all must go in. */
@@ -336,36 +171,6 @@ static void td_submit(struct __test_metadata *_metadata, int fd, const __u64 *id
 #define NR_IDS(...)	(sizeof((const __u64[]){ __VA_ARGS__ }) / sizeof(__u64))
 #define SUBMIT_IDS(fd, ...) \
 	td_submit(_metadata, fd, (const __u64[]){ __VA_ARGS__ }, NR_IDS(__VA_ARGS__), 0)
-
-static void td_take_arg(struct td_taken *b, __u32 flags, __u64 timeout_ns)
-{
-	b->tk = (struct tdispatch_take) {
-		.size = sizeof(b->tk),
-		.flags = flags,
-		.timeout_ns = timeout_ns,
-		.tasks = uptr(b->t),
-		.buf = uptr(b->buf),
-		.max_tasks = TD_NR,
-		.buf_len = sizeof(b->buf),
-	};
-}
-
-/* TAKE into @b: 0 or -errno. */
-static int td_take(int fd, struct td_taken *b, __u32 flags, __u64 timeout_ns)
-{
-	td_take_arg(b, flags, timeout_ns);
-	return ioctl(fd, TDISPATCH_IOC_TAKE, &b->tk) ? -errno : 0;
-}
-
-/* The payload of the @i-th task of @b. */
-static struct td_pl td_payload(const struct td_taken *b, unsigned int i)
-{
-	struct td_pl pl = { .id = ~0ULL };
-
-	if (b->t[i].payload_off + sizeof(pl) <= sizeof(b->buf))
-		memcpy(&pl, b->buf + b->t[i].payload_off, sizeof(pl));
-	return pl;
-}
 
 static unsigned int td_index(const __u64 *ids, unsigned int n, __u64 id)
 {
@@ -427,33 +232,6 @@ static __u64 td_take_pair(struct __test_metadata *_metadata, int fd,
 		td_setup(_metadata, fd, 2, 16);
 	SUBMIT_IDS(fd, 1, 2);
 	return TAKE_IDS(fd, b, 0, 1, 2);
-}
-
-/* COMPLETE: 0 or -errno. */
-static int td_complete(int fd, __u64 batch, __u32 result)
-{
-	struct tdispatch_complete c = {
-		.size = sizeof(c),
-		.batch = batch,
-		.result = result,
-	};
-
-	return ioctl(fd, TDISPATCH_IOC_COMPLETE, &c) ? -errno : 0;
-}
-
-static void td_finish(struct __test_metadata *_metadata, int fd, __u64 batch, __u32 result)
-{
-	int ret = td_complete(fd, batch, result);
-
-	ASSERT_EQ(0, ret) TH_LOG("complete lease %llu with %u: %s", batch, result, strerror(-ret));
-}
-
-/* CANCEL: 0 or -errno. */
-static int td_cancel(int fd, __u64 id)
-{
-	struct tdispatch_id a = { .size = sizeof(a), .id = id };
-
-	return ioctl(fd, TDISPATCH_IOC_CANCEL, &a) ? -errno : 0;
 }
 
 static void td_cancel_ok(struct __test_metadata *_metadata, int fd, __u64 id)
@@ -565,24 +343,13 @@ static void td_expect_no_events(struct __test_metadata *_metadata, int fd)
 	EXPECT_EQ(0, td_poll(fd, POLLIN, 0)) TH_LOG("an event is readable");
 }
 
-/* Two pages, the second unmapped: for arguments that run into it. */
-static char *td_edge(struct __test_metadata *_metadata)
-{
-	char *p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, mprotect(p + PAGE, PAGE, PROT_NONE));
-	return p;
-}
-
 FIXTURE(user) {
 	int fd;
 };
 
 FIXTURE_SETUP(user)
 {
-	self->fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", TD_DEV_PATH, strerror(errno));
+	self->fd = td_open(_metadata);
 	td_seq = 0;
 }
 
