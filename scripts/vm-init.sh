@@ -116,11 +116,14 @@ run_test_modules() {
 		echo "TD-KSFT-END $n rc=$?"
 		step "rmmod-$n" rmmod "$n"
 	done
+	step rmmod-tdispatch rmmod tdispatch
 }
 
 # Benchmark modules measure while they load and keep the results in
 # debugfs; run them one at a time so that they do not disturb each other.
 run_bench_modules() {
+	# td_engine_bench uses the engine; td_timer_bench needs nothing.
+	step insmod-tdispatch insmod $mods/tdispatch.ko
 	for m in $mods/bench/*.ko; do
 		[ -e "$m" ] || continue
 		n=${m##*/}
@@ -132,6 +135,7 @@ run_bench_modules() {
 		echo "TD-KSFT-END $n rc=$?"
 		step "rmmod-$n" rmmod "$n"
 	done
+	step rmmod-tdispatch rmmod tdispatch
 }
 
 # The tracepoints work with ftrace: record a demo run, find every event.
