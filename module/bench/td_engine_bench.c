@@ -588,12 +588,12 @@ static void print_row(unsigned int rep, struct variant *v, struct result *r)
 	seq_buf_printf(&out, " %u | %u |\n", r->nlat, r->bytes);
 }
 
-/* x / y, to two places. */
+/* x / y, to three places: batches against queue_work's runs are tiny. */
 static void print_ratio(const char *what, u64 x, u64 y, char end)
 {
-	u64 r = div64_u64(x * 100, max_t(u64, y, 1));
+	u64 r = div64_u64(x * 1000, max_t(u64, y, 1));
 
-	seq_buf_printf(&out, " %s %llu.%02llux%c", what, r / 100, r % 100, end);
+	seq_buf_printf(&out, " %s %llu.%03llux%c", what, r / 1000, r % 1000, end);
 }
 
 static void print_ratios(unsigned int rep, unsigned int vi, unsigned int base)
