@@ -5,9 +5,9 @@
 #   make KDIR=/path      build the module against another kernel tree
 #   make check           install deps, lint, run every test in QEMU
 #   make check KERNELS=debug   the same on one kernel (6.1, 6.12, debug)
-#   make bench           measure the delayed-task structures in the VM
+#   make bench           run the benchmarks (module/bench/) in the VM
 #   make bench BENCH_KERNEL=debug   the same on the debug kernel
-#   make bench BENCH_ARGS="reps=1"  with td_timer_bench module parameters
+#   make bench BENCH_ARGS="reps=1"  with module parameters for every benchmark
 #   make demo            boot the VM with the module and show it working
 #   make vm              boot the VM with the module and give a shell
 #   make lint            checkpatch --strict, kernel-doc, sparse
