@@ -105,6 +105,7 @@ struct variant {
 /* ---- tdispatch ------------------------------------------------------------ */
 
 static struct tdispatch *td;
+static struct tdispatch_stats td_stats;	/* once drained, for the report */
 
 static enum tdispatch_result td_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
@@ -140,6 +141,7 @@ static int td_setup(struct variant *v)
 
 	/* td_task_cache is tdispatch's own; its objects are this size. */
 	v->bytes = sizeof(struct tdispatch_task);
+	memset(&td_stats, 0, sizeof(td_stats));
 	td = tdispatch_create(&cfg, &td_ops, NULL);
 	return PTR_ERR_OR_ZERO(td);
 }
@@ -162,7 +164,8 @@ static int td_drain(void)
 			return -ETIMEDOUT;
 		usleep_range(500, 1000);
 	}
-	if (st.done != atomic64_read(&processed))
+	td_stats = st;
+	if (st.done != atomic64_read(&processed) || st.dropped || st.expired)
 		return -EIO;
 	return 0;
 }
@@ -646,6 +649,10 @@ static int bench_run(void)
 			run_variant(&variants[v], prods, &results[v]);
 			print_row(rep, &variants[v], &results[v]);
 		}
+		seq_buf_printf(&out, "# tdispatch: accepted %llu done %llu overridden %llu ",
+			       td_stats.accepted, td_stats.done, td_stats.overridden);
+		seq_buf_printf(&out, "dropped %llu wakeups %llu holdoffs %llu\n",
+			       td_stats.dropped, td_stats.wakeups, td_stats.holdoffs);
 		print_ratios(rep, V_TD, V_SH);
 		print_ratios(rep, V_QW, V_SH);
 		print_ratios(rep, V_TD, V_QW);
