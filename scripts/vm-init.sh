@@ -116,7 +116,6 @@ run_test_modules() {
 		echo "TD-KSFT-END $n rc=$?"
 		step "rmmod-$n" rmmod "$n"
 	done
-	step rmmod-tdispatch rmmod tdispatch
 }
 
 # Benchmark modules measure while they load and keep the results in
