@@ -101,7 +101,8 @@ int td_submit_vector(void __user *uarg,
 	return td_copy_out(uarg, &s, sizeof(s));
 }
 
-int td_ioctl_cancel(struct tdispatch *d, void __user *uarg)
+/* The argument of the calls that name one id: CANCEL, PERIODIC_DEL. */
+int td_copy_id(void __user *uarg, u64 *id)
 {
 	struct tdispatch_id a;
 	int ret;
@@ -111,7 +112,16 @@ int td_ioctl_cancel(struct tdispatch *d, void __user *uarg)
 		return ret;
 	if (a.flags)
 		return -EINVAL;
-	return tdispatch_cancel(d, a.id);
+	*id = a.id;
+	return 0;
+}
+
+int td_ioctl_cancel(struct tdispatch *d, void __user *uarg)
+{
+	u64 id;
+	int ret = td_copy_id(uarg, &id);
+
+	return ret ?: tdispatch_cancel(d, id);
 }
 
 int td_ioctl_query(struct tdispatch *d, void __user *uarg)

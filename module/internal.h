@@ -271,6 +271,7 @@ int td_submit_vector(void __user *uarg,
 		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags),
 		     void *ctx);
 ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags);
+int td_copy_id(void __user *uarg, u64 *id);
 int td_ioctl_cancel(struct tdispatch *d, void __user *uarg);
 int td_ioctl_query(struct tdispatch *d, void __user *uarg);
 int td_ioctl_stats(struct tdispatch *d, void __user *uarg, u64 rejected,

@@ -421,15 +421,10 @@ unaccount:
 
 static int td_ioctl_periodic_del(struct td_user *u, void __user *uarg)
 {
-	struct tdispatch_id a;
-	int ret;
+	u64 id;
+	int ret = td_copy_id(uarg, &id);
 
-	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_ID_SIZE_VER0);
-	if (ret)
-		return ret;
-	if (a.flags)
-		return -EINVAL;
-	return tdispatch_periodic_remove(u->d, a.id);
+	return ret ?: tdispatch_periodic_remove(u->d, id);
 }
 
 static int td_ioctl_periodic_stats(struct td_user *u, void __user *uarg)
