@@ -526,6 +526,8 @@ TEST_F_TIMEOUT(named, attach_rw_submit_and_hear_every_outcome, 60)
 	struct tdispatch_utask ut[NR_TASKS + 1];
 	struct td_reader r = { .fd = self->fd };
 	unsigned int per_id[NR_IDS] = { 0 }, ends[TDISPATCH_OUTCOME_CANCELLED + 1] = { 0 };
+	struct tdispatch_periodic_stats_user pst = { .size = sizeof(pst), .id = 1 };
+	struct tdispatch_id del = { .size = sizeof(del), .id = 1 };
 	static char pl[NR_TASKS][16];
 	unsigned int i;
 	__u32 state;
@@ -587,7 +589,12 @@ TEST_F_TIMEOUT(named, attach_rw_submit_and_hear_every_outcome, 60)
 			td_cancel_raw(self->fd, 7777777));
 	EXPECT_REJECTED(self->fd, ENOENT, "cancel an id whose tasks ended",
 			td_cancel_raw(self->fd, FIRST_ID));
-	EXPECT_EQ(4, td_rejected_calls(_metadata, self->fd));
+	/* Periodic tasks belong to a file's own dispatcher only. */
+	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "periodic del on an attached file",
+			ioctl(self->fd, TDISPATCH_IOC_PERIODIC_DEL, &del));
+	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "periodic stats on an attached file",
+			ioctl(self->fd, TDISPATCH_IOC_PERIODIC_STATS, &pst));
+	EXPECT_EQ(6, td_rejected_calls(_metadata, self->fd));
 }
 
 /*
