@@ -321,24 +321,25 @@ static bool wait_runs(struct tcase *t, struct recorder *r, unsigned int n)
 }
 
 /*
- * Period 40 ms, timeout 10 ms, bound 4: three runs that take 30 ms time
- * out and double the interval to 80, 160 and (capped) 160 ms; the fourth
- * succeeds and the interval is back to 40 ms.  A run falls due one
+ * Period 100 ms, timeout 40 ms, bound 4: three runs that take 120 ms time
+ * out and double the interval to 200, 400 and (capped) 400 ms; the fourth
+ * succeeds and the interval is back to 100 ms.  The margins are wide
+ * because a busy host can stall the VM for tens of ms.  A run falls due one
  * interval after the previous one timed out, so runs are submitted at
- * least 10 + 80, 10 + 160, 10 + 160, then 40 ms apart.
+ * least 40 + 200, 40 + 400, 40 + 400, then 100 ms apart.
  */
 static void test_periodic_backs_off_and_recovers(struct tcase *t)
 {
-	static const u64 min_gap_ms[] = { 90, 170, 170, 40 };
+	static const u64 min_gap_ms[] = { 240, 440, 440, 100 };
 	struct tdispatch_periodic pc = {
 		.id = PERIODIC_ID,
-		.period_ns = MS(40),
-		.timeout_ns = MS(10),
+		.period_ns = MS(100),
+		.timeout_ns = MS(40),
 		.max_backoff = 4,
 		.release = runs_release,
 	};
 	struct tdispatch_periodic_stats ps;
-	struct recorder *r = periodic_start(t, 3, 30);
+	struct recorder *r = periodic_start(t, 3, 120);
 	unsigned int i;
 
 	if (!r)
@@ -354,7 +355,7 @@ static void test_periodic_backs_off_and_recovers(struct tcase *t)
 	T_EXPECT(t, ps.successes >= 1);
 	T_EXPECT_EQ(t, ps.failures, 0);
 	T_EXPECT_EQ(t, ps.skipped, 0);
-	T_EXPECT_EQ(t, ps.interval_ns, MS(40));
+	T_EXPECT_EQ(t, ps.interval_ns, MS(100));
 	for (i = 0; i < ARRAY_SIZE(min_gap_ms); i++) {
 		s64 gap = ktime_to_ns(ktime_sub(r->rec[i + 1].submitted, r->rec[i].submitted));
 
@@ -378,7 +379,7 @@ static void test_periodic_skips_while_running(struct tcase *t)
 		.release = runs_release,
 	};
 	struct tdispatch_periodic_stats ps;
-	struct recorder *r = periodic_start(t, 2, 60);
+	struct recorder *r = periodic_start(t, 2, 200);
 
 	if (!r)
 		return;
