@@ -6,19 +6,13 @@
 #include <linux/export.h>
 #include <linux/kthread.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 
 #include "internal.h"
-
-static void td_users_gone(struct percpu_ref *ref)
-{
-	struct tdispatch *d = container_of(ref, struct tdispatch, users);
-
-	complete(&d->users_gone);
-}
 
 static bool td_config_valid(const struct tdispatch_config *cfg)
 {
@@ -35,9 +29,8 @@ static void td_free(struct tdispatch *d)
 {
 	if (d->wq)
 		destroy_workqueue(d->wq);
-	percpu_ref_exit(&d->users);
 	free_percpu(d->input);
-	kfree(d->task_array);
+	kvfree(d->task_array);
 	kfree(d);
 }
 
@@ -48,7 +41,8 @@ static void td_free(struct tdispatch *d)
  *	the dispatcher
  * @priv: returned by tdispatch_priv()
  *
- * Process context; may sleep.
+ * Process context; may sleep.  Its memory is charged to the caller's
+ * memory cgroup (or the one set with set_active_memcg()).
  *
  * Return: the dispatcher, or ERR_PTR(-EINVAL) for a bad config or ops,
  * ERR_PTR(-ENOMEM), or the error of starting the acceptor kthread.
@@ -65,7 +59,7 @@ struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 	if (!cfg || !ops || !ops->process || !ops->release || !td_config_valid(cfg))
 		return ERR_PTR(-EINVAL);
 
-	d = kzalloc(struct_size(d, slots, cfg->workers), GFP_KERNEL);
+	d = kzalloc(struct_size(d, slots, cfg->workers), TD_GFP_USER);
 	if (!d)
 		return ERR_PTR(-ENOMEM);
 	d->nr_slots = cfg->workers;
@@ -74,7 +68,6 @@ struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 	d->cfg.name = d->name;
 	d->ops = ops;
 	d->priv = priv;
-	init_completion(&d->users_gone);
 	init_waitqueue_head(&d->idle_wait);
 	mutex_init(&d->lock);
 	spin_lock_init(&d->observers_lock);
@@ -84,11 +77,10 @@ struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 	td_pending_init(&d->pending, cfg->max_buffer, cfg->max_batch, cfg->max_delay_ns);
 	td_shaper_init(&d->shaper, cfg->congestion_delay_ns, cfg->transient_delay_ns);
 
-	d->task_array = kcalloc(cfg->workers * cfg->max_batch,
-				sizeof(*d->task_array), GFP_KERNEL);
-	d->input = alloc_percpu(struct td_input);
-	if (!d->task_array || !d->input ||
-	    percpu_ref_init(&d->users, td_users_gone, 0, GFP_KERNEL))
+	d->task_array = kvcalloc(cfg->workers * cfg->max_batch,
+				 sizeof(*d->task_array), TD_GFP_USER);
+	d->input = alloc_percpu_gfp(struct td_input, TD_GFP_USER);
+	if (!d->task_array || !d->input)
 		goto nomem;
 	for_each_possible_cpu(cpu)
 		init_llist_head(&per_cpu_ptr(d->input, cpu)->list);
@@ -203,7 +195,7 @@ void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiti
 void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 {
 	const struct td_pending *p = &d->pending;
-	u64 accepted = 0, rejected = 0, wakeups = 0;
+	u64 accepted, rejected = 0, wakeups = 0;
 	int cpu;
 
 	might_sleep();
@@ -221,20 +213,23 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		.retries = p->retries,
 		.holdoffs = d->holdoffs,
 		.redelivered = d->redelivered,
+		.bad_results = d->bad_results,
 		.delayed = p->nr_delayed,
 		.periodic_runs = d->periodic_runs,
 	};
 	memcpy(st->results, d->results, sizeof(st->results));
 	/*
 	 * Read after the drained count under the lock: a submitter counts a
-	 * task before it is on a list, so accepted >= drained here.
+	 * task before it is on a list, so accepted >= drained here.  Periodic
+	 * runs are accepted by the acceptor itself, drained at once.
 	 */
+	accepted = d->periodic_runs;
 	for_each_possible_cpu(cpu) {
 		struct td_input *in = per_cpu_ptr(d->input, cpu);
 
-		accepted += atomic_long_read(&in->accepted);
-		rejected += atomic_long_read(&in->rejected);
-		wakeups += atomic_long_read(&in->wakeups);
+		accepted += READ_ONCE(in->added);
+		rejected += READ_ONCE(in->rejected);
+		wakeups += READ_ONCE(in->wakeups);
 	}
 	st->queued = accepted - p->drained;
 	mutex_unlock(&d->lock);
@@ -243,6 +238,18 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 	st->wakeups = wakeups;
 }
 EXPORT_SYMBOL_GPL(tdispatch_get_stats);
+
+/*
+ * Cut no more batches; a batch that ends wanting a retry or a redelivery
+ * is cancelled instead.  Destroy's last stage, which the char device
+ * starts early, before it lets its parked batches go.
+ */
+void td_stop_batches(struct tdispatch *d)
+{
+	mutex_lock(&d->lock);
+	d->stopping = true;
+	mutex_unlock(&d->lock);
+}
 
 /* Wait until nothing is queued, pending or in flight, or @timeout passes. */
 static int td_wait_idle(struct tdispatch *d, unsigned long timeout)
@@ -297,10 +304,13 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 
 	might_sleep();
 	tdispatch_unpublish(d);
-	percpu_ref_kill(&d->users);
-	wait_for_completion(&d->users_gone);
+	WRITE_ONCE(d->dead, true);
+	/* Submitters that saw ->dead clear have their tasks on the lists. */
+	synchronize_rcu();
 	/* Nothing new starts: no submission, no periodic run. */
 	td_supervise_stop(d);
+	if (mode != TDISPATCH_DRAIN)
+		td_stop_batches(d);
 
 	if (mode == TDISPATCH_DRAIN) {
 		/* Nothing more will join a batch: stop waiting for max_delay. */
@@ -310,9 +320,7 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 		ret = td_wait_idle(d, timeout);
 	}
 
-	mutex_lock(&d->lock);
-	d->stopping = true;
-	mutex_unlock(&d->lock);
+	td_stop_batches(d);
 	/* Running batches finish; their retries become cancellations. */
 	drain_workqueue(d->wq);
 	kthread_stop(d->acceptor);

@@ -38,12 +38,24 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 			trace_tdispatch_drop(d, t, outcome);
 		if (!list_empty(&d->observers))
 			td_events_observe(d, t, outcome);
-		if (t->periodic)
+		/* A periodic run lives in its registration, not in the cache. */
+		if (t->periodic) {
 			td_supervise_reap(d, t);
-		else
+		} else {
 			d->ops->release(d, t, outcome);
-		kmem_cache_free(td_task_cache, t);
+			kmem_cache_free(td_task_cache, t);
+		}
 	}
+}
+
+/*
+ * For a ->process() that gives its batch back because its holder went
+ * away (the char device's lease): whatever it returns, the batch goes
+ * back to the head of the line without a hold-off.
+ */
+void td_batch_redeliver(struct tdispatch_batch *b)
+{
+	container_of(b, struct td_slot, batch)->redeliver = true;
 }
 
 /*
@@ -147,13 +159,22 @@ void td_batch_work(struct work_struct *work)
 	struct td_pending *p = &d->pending;
 	enum tdispatch_result res;
 	LIST_HEAD(reap);
+	bool bad = false;
 
+	slot->redeliver = false;
 	res = d->ops->process(d, b);
-	if (WARN_ONCE(res > TD_RESULT_REDELIVER,
-		      "tdispatch %s: ->process() returned %d\n", d->name, res))
+	if (slot->redeliver) {
+		res = TD_RESULT_REDELIVER;
+	} else if ((unsigned int)res >= TDISPATCH_NR_RESULTS) {
+		/* A driver bug, not ours to WARN about: counted, and failed. */
+		pr_err_ratelimited("tdispatch %s: ->process() returned %d, taken as PERMANENT\n",
+				   d->name, res);
 		res = TDISPATCH_PERMANENT;
+		bad = true;
+	}
 
 	mutex_lock(&d->lock);
+	d->bad_results += bad;
 	trace_tdispatch_batch_end(d, b, res);
 	if (d->nr_periodic || d->periodic_runs)
 		b->nr = td_supervise_batch(d, b, res, ktime_get(), &reap);

@@ -23,7 +23,7 @@ int td_events_init(struct td_events *ev, u32 cap, wait_queue_head_t *wait)
 	spin_lock_init(&ev->lock);
 	mutex_init(&ev->read_lock);
 	INIT_LIST_HEAD(&ev->node);
-	ev->ring = kvcalloc(cap, sizeof(*ev->ring), GFP_KERNEL_ACCOUNT);
+	ev->ring = kvcalloc(cap, sizeof(*ev->ring), TD_GFP_USER);
 	return ev->ring ? 0 : -ENOMEM;
 }
 
@@ -33,12 +33,26 @@ void td_events_free(struct td_events *ev)
 	ev->ring = NULL;
 }
 
-/* The engine reports every outcome to the readers on its observer list. */
-void td_events_attach(struct tdispatch *d, struct td_events *ev)
+/*
+ * The engine reports every outcome to the readers on its observer list,
+ * each costing the acceptor or a worker a ring push: -EBUSY beyond
+ * max_observers of them.
+ */
+int td_events_attach(struct tdispatch *d, struct td_events *ev)
 {
+	int ret = 0;
+
 	spin_lock(&d->observers_lock);
-	list_add_tail(&ev->node, &d->observers);
+	if (d->nr_observers >= td_limit_observers()) {
+		ret = -EBUSY;
+	} else {
+		list_add_tail(&ev->node, &d->observers);
+		d->nr_observers++;
+	}
 	spin_unlock(&d->observers_lock);
+	if (ret)
+		td_limit_refused_observer();
+	return ret;
 }
 
 /* No more events will come: a blocked reader gets what is left, then ENODEV. */
@@ -46,6 +60,7 @@ void td_events_detach(struct tdispatch *d, struct td_events *ev)
 {
 	spin_lock(&d->observers_lock);
 	list_del_init(&ev->node);
+	d->nr_observers--;
 	spin_unlock(&d->observers_lock);
 	WRITE_ONCE(ev->gone, true);
 	wake_up_interruptible_poll(ev->wait, EPOLLIN | EPOLLHUP);

@@ -10,7 +10,6 @@
 #include <linux/list.h>
 #include <linux/llist.h>
 #include <linux/mutex.h>
-#include <linux/percpu-refcount.h>
 #include <linux/rbtree.h>
 #include <linux/sizes.h>
 #include <linux/tdispatch.h>
@@ -22,8 +21,9 @@
 #define TD_NAME_LEN		24
 
 /*
- * A ->process() result only the char device uses: the batch's holder went
- * away; put it back at the head of the line, no hold-off.
+ * What td_batch_work() makes of a batch that td_batch_redeliver() marked:
+ * its holder went away; back to the head of the line, no hold-off.  Never
+ * a value ->process() may return: that one is out of range.
  */
 #define TD_RESULT_REDELIVER	TDISPATCH_NR_RESULTS
 #define TD_MAX_BUFFER		SZ_1M
@@ -145,19 +145,25 @@ void td_shaper_record(struct td_shaper *s, enum tdispatch_result result,
 		      ktime_t now);
 u64 td_shaper_holdoff(struct td_shaper *s, ktime_t now);
 
-/* One CPU's submissions, waiting for the acceptor. */
+/*
+ * One CPU's submissions, waiting for the acceptor.  Submitters on this CPU
+ * (preemption off) are the only writers of ->added, ->rejected and
+ * ->wakeups, with this_cpu_inc(), so that an interrupt's submission cannot
+ * tear them; the acceptor is the only writer of ->drained, under ->lock.
+ */
 struct td_input {
 	struct llist_head list;
-	atomic_t count;
-	atomic_long_t accepted;
-	atomic_long_t rejected;
-	atomic_long_t wakeups;		/* empty -> non-empty transitions */
+	unsigned long added;		/* accepted onto ->list */
+	unsigned long drained;		/* taken off ->list */
+	unsigned long rejected;
+	unsigned long wakeups;		/* empty -> non-empty transitions */
 } ____cacheline_aligned_in_smp;
 
 /* One batch a worker may hold; there are cfg.workers of them. */
 struct td_slot {
 	struct work_struct work;
 	struct tdispatch *d;
+	bool redeliver;			/* set by td_batch_redeliver() */
 	struct tdispatch_batch batch;
 };
 
@@ -168,8 +174,12 @@ struct tdispatch {
 	void *priv;
 
 	struct td_input __percpu *input;
-	struct percpu_ref users;	/* submitters in progress */
-	struct completion users_gone;
+	/*
+	 * Set by destroy, which then waits for an RCU grace period: a
+	 * submitter reads it with preemption off, so one that saw it clear
+	 * has its task on an input list by the time destroy goes on.
+	 */
+	bool dead;
 	struct task_struct *acceptor;
 	struct workqueue_struct *wq;
 	bool kick;			/* acceptor: look again */
@@ -186,6 +196,7 @@ struct tdispatch {
 	u64 results[TDISPATCH_NR_RESULTS];
 	u64 holdoffs;
 	u64 redelivered;
+	u64 bad_results;		/* ->process() returned no result */
 
 	/*
 	 * Delayed tasks on the input lists or in the delayed set, against
@@ -203,6 +214,7 @@ struct tdispatch {
 	/* Readers of outcome events: struct td_events, see td_reap(). */
 	spinlock_t observers_lock;
 	struct list_head observers;
+	unsigned int nr_observers;
 	struct td_pub *pub;		/* published under its name */
 
 	struct tdispatch_task **task_array;
@@ -217,6 +229,8 @@ bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
 void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_kick(struct tdispatch *d);
+void td_stop_batches(struct tdispatch *d);
+void td_batch_redeliver(struct tdispatch_batch *b);
 bool td_idle(struct tdispatch *d);
 int td_acceptor_fn(void *arg);
 void td_batch_work(struct work_struct *work);
@@ -244,7 +258,7 @@ struct td_events {
 
 int td_events_init(struct td_events *ev, u32 cap, wait_queue_head_t *wait);
 void td_events_free(struct td_events *ev);
-void td_events_attach(struct tdispatch *d, struct td_events *ev);
+int td_events_attach(struct tdispatch *d, struct td_events *ev);
 void td_events_detach(struct tdispatch *d, struct td_events *ev);
 void td_events_observe(struct tdispatch *d, struct tdispatch_task *t,
 		       enum tdispatch_outcome outcome);
@@ -258,12 +272,19 @@ struct td_file {
 	struct mutex lock;		/* ->user and ->attach are set once, under it */
 	struct td_user *user;
 	struct td_attach *attach;
+	struct mem_cgroup *memcg;	/* the opener's, charged for all it holds */
 	/* Per file, so that poll() before CREATE or ATTACH hears it. */
 	wait_queue_head_t wait;
 	atomic_long_t rejected_calls;
 };
 
 #define TD_USER_MAX_EVENTS	65536U
+/*
+ * What the engine and a file's calls allocate on a caller's behalf:
+ * charged to its memory cgroup, and at the cgroup's limit an errno for the
+ * caller, not the OOM killer.
+ */
+#define TD_GFP_USER		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 int td_copy_in(void *karg, size_t ksize, const void __user *uarg, size_t ver0);
 int td_copy_out(void __user *uarg, const void *karg, size_t ksize);
@@ -272,12 +293,25 @@ int td_submit_vector(void __user *uarg,
 		     void *ctx);
 ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags);
 int td_copy_id(void __user *uarg, u64 *id);
-int td_ioctl_cancel(struct tdispatch *d, void __user *uarg);
-int td_ioctl_query(struct tdispatch *d, void __user *uarg);
-int td_ioctl_stats(struct tdispatch *d, void __user *uarg, u64 rejected,
+/*
+ * The dispatcher a shared call works on: a file's own, which lives as long
+ * as the file, or a published one (@pub), which may be withdrawn at any
+ * time and is reached only between td_ctx_enter() and td_ctx_exit(), never
+ * across user memory.
+ */
+struct td_ctx {
+	struct tdispatch *d;
+	struct td_pub *pub;
+};
+
+struct tdispatch *td_ctx_enter(const struct td_ctx *c, int *idx);
+void td_ctx_exit(const struct td_ctx *c, int idx);
+int td_ioctl_cancel(const struct td_ctx *c, void __user *uarg);
+int td_ioctl_query(const struct td_ctx *c, void __user *uarg);
+int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
 		   u64 rejected_calls, u64 events_lost);
 
-int td_user_create(struct td_file *f, void __user *uarg);
+int td_user_create(struct td_file *f, const struct file *file, void __user *uarg);
 long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 		   unsigned int cmd, void __user *uarg);
 ssize_t td_user_read(struct td_user *u, struct file *file, char __user *buf, size_t len);
@@ -286,12 +320,30 @@ void td_user_flush(struct td_user *u, fl_owner_t id);
 void td_user_release(struct td_user *u);
 
 int td_named_list(void __user *uarg, const struct cred *cred);
-int td_named_attach(struct td_file *f, const struct cred *cred, void __user *uarg);
+int td_named_attach(struct td_file *f, const struct file *file, void __user *uarg);
 long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 		    void __user *uarg);
 ssize_t td_named_read(struct td_attach *a, struct file *file, char __user *buf, size_t len);
 __poll_t td_named_poll(struct td_attach *a);
 void td_named_release(struct td_attach *a);
+
+/* Limits on what /dev/tdispatch files hold (limits.c). */
+enum td_limit {
+	TD_LIMIT_DISPATCHER,
+	TD_LIMIT_OBSERVER,
+	TD_NR_LIMITS,
+};
+
+struct td_charge {
+	struct td_uid *uid;		/* NULL: nothing charged */
+	enum td_limit what;
+};
+
+int td_limit_charge(struct td_charge *c, const struct file *file, enum td_limit what);
+void td_limit_uncharge(struct td_charge *c);
+unsigned int td_limit_observers(void);
+void td_limit_refused_observer(void);
+extern const struct attribute_group *td_limit_groups[];
 
 int td_chardev_init(void);
 void td_chardev_exit(void);

@@ -11,13 +11,18 @@
  * not pin the dispatcher: tdispatch_unpublish() cuts every attachment off
  * (their calls fail with ENODEV from then on), so that a driver can
  * always go away.
+ *
+ * Calls reach a published dispatcher inside an SRCU read section that
+ * holds no user memory: arguments are copied in before and results out
+ * after, so unpublish waits at most for engine calls and the driver's
+ * user_payload and ->release() hooks, never for a user's page fault.
  */
 #include <linux/cred.h>
 #include <linux/export.h>
 #include <linux/poll.h>
 #include <linux/refcount.h>
-#include <linux/rwsem.h>
 #include <linux/slab.h>
+#include <linux/srcu.h>
 #include <linux/uaccess.h>
 
 #include <uapi/linux/tdispatch.h>
@@ -30,8 +35,9 @@ static_assert(sizeof(struct tdispatch_attach) == TDISPATCH_ATTACH_SIZE_VER0);
 static_assert(TD_NAME_LEN == TDISPATCH_NAME_LEN);
 
 struct td_pub {
-	struct rw_semaphore rwsem;	/* ->d, ->attached against calls */
-	struct tdispatch *d;		/* NULL once unpublished */
+	struct mutex lock;		/* ->attached; ->d's withdrawal */
+	struct tdispatch __rcu *d;	/* NULL once unpublished; td_named_srcu */
+	char name[TD_NAME_LEN];
 	struct tdispatch_publish acc;
 	struct list_head node;		/* on td_registry */
 	struct list_head attached;	/* struct td_attach */
@@ -41,14 +47,37 @@ struct td_pub {
 
 struct td_attach {
 	struct td_pub *pub;
+	struct td_ctx ctx;		/* for the calls ioctl.c shares */
 	struct list_head node;		/* on pub->attached */
+	wait_queue_head_t *wait;	/* the file's, woken at withdrawal */
+	struct td_charge charge;	/* an event reader, per user */
 	bool can_submit;
 	bool has_events;
 	struct td_events events;
 };
 
 static LIST_HEAD(td_registry);
-static DEFINE_MUTEX(td_registry_lock);
+static DEFINE_MUTEX(td_registry_lock);	/* never held across user memory */
+static unsigned int td_registry_len;
+DEFINE_STATIC_SRCU(td_named_srcu);
+
+/*
+ * The call's dispatcher, or NULL once a published one was withdrawn; exit
+ * with td_ctx_exit().  A file's own needs no section, but takes one all
+ * the same: it costs next to nothing and keeps the pair unconditional.
+ */
+struct tdispatch *td_ctx_enter(const struct td_ctx *c, int *idx)
+	__acquires(&td_named_srcu)
+{
+	*idx = srcu_read_lock(&td_named_srcu);
+	return c->d ?: srcu_dereference(c->pub->d, &td_named_srcu);
+}
+
+void td_ctx_exit(const struct td_ctx *c, int idx)
+	__releases(&td_named_srcu)
+{
+	srcu_read_unlock(&td_named_srcu, idx);
+}
 
 static const struct tdispatch_publish td_root_only = {
 	.uid = GLOBAL_ROOT_UID,
@@ -90,20 +119,22 @@ int tdispatch_publish(struct tdispatch *d, const struct tdispatch_publish *pub)
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	init_rwsem(&p->rwsem);
+	mutex_init(&p->lock);
 	INIT_LIST_HEAD(&p->attached);
 	refcount_set(&p->ref, 1);
-	p->d = d;
+	RCU_INIT_POINTER(p->d, d);
+	strscpy(p->name, d->name, sizeof(p->name));
 	p->acc = *pub;
 
 	mutex_lock(&td_registry_lock);
 	if (d->pub)
 		ret = -EBUSY;
 	list_for_each_entry(cur, &td_registry, node)
-		if (!ret && !strcmp(cur->d->name, d->name))
+		if (!ret && !strcmp(cur->name, p->name))
 			ret = -EEXIST;
 	if (!ret) {
 		list_add_tail(&p->node, &td_registry);
+		td_registry_len++;
 		d->pub = p;
 	}
 	mutex_unlock(&td_registry_lock);
@@ -118,8 +149,11 @@ EXPORT_SYMBOL_GPL(tdispatch_publish);
  * @d: the dispatcher; nothing happens if it is not published
  *
  * It leaves the list, and every file attached to it is cut off: its
- * calls fail with ENODEV, and a reader gets the events already queued,
- * then ENODEV.  When this returns no userspace call is still using @d.
+ * calls fail with ENODEV, a reader gets the events already queued, then
+ * ENODEV, and a poller sees EPOLLHUP.  When this returns no userspace
+ * call is still using @d.  It waits for calls already inside the engine
+ * or the driver's @user_payload or ->release() hooks, never for user
+ * memory: do not call it holding a lock those hooks take.
  *
  * Process context; may sleep.
  */
@@ -133,18 +167,24 @@ void tdispatch_unpublish(struct tdispatch *d)
 	pub = d->pub;
 	if (pub) {
 		list_del(&pub->node);
+		td_registry_len--;
 		d->pub = NULL;
 	}
 	mutex_unlock(&td_registry_lock);
 	if (!pub)
 		return;
 
-	down_write(&pub->rwsem);
-	list_for_each_entry(a, &pub->attached, node)
+	mutex_lock(&pub->lock);
+	RCU_INIT_POINTER(pub->d, NULL);
+	list_for_each_entry(a, &pub->attached, node) {
 		if (a->has_events)
 			td_events_detach(d, &a->events);
-	pub->d = NULL;
-	up_write(&pub->rwsem);
+		else
+			wake_up_interruptible_poll(a->wait, EPOLLHUP);
+	}
+	mutex_unlock(&pub->lock);
+	/* Calls that found @d are out of the engine and the driver's hooks. */
+	synchronize_srcu(&td_named_srcu);
 	td_pub_put(pub);
 }
 EXPORT_SYMBOL_GPL(tdispatch_unpublish);
@@ -166,11 +206,16 @@ static bool td_pub_may(const struct td_pub *pub, const struct cred *cred, umode_
 	return !(mask & ~mode & 0007);
 }
 
+/*
+ * The entries are taken under td_registry_lock into a kernel buffer and
+ * copied out after, so that a caller's slow page fault holds up nobody.
+ */
 int td_named_list(void __user *uarg, const struct cred *cred)
 {
-	struct tdispatch_entry __user *out;
+	struct tdispatch_entry *ents = NULL;
 	struct tdispatch_list l;
 	struct td_pub *pub;
+	u32 n = 0;
 	int ret;
 
 	ret = td_copy_in(&l, sizeof(l), uarg, TDISPATCH_LIST_SIZE_VER0);
@@ -178,31 +223,36 @@ int td_named_list(void __user *uarg, const struct cred *cred)
 		return ret;
 	if (l.flags)
 		return -EINVAL;
-	out = u64_to_user_ptr(l.entries);
-	l.count = 0;
 	mutex_lock(&td_registry_lock);
+	l.count = td_registry_len;
+	if (l.max_entries && l.count) {
+		ents = kvcalloc(min(l.max_entries, l.count), sizeof(*ents), TD_GFP_USER);
+		if (!ents)
+			ret = -ENOMEM;
+	}
 	list_for_each_entry(pub, &td_registry, node) {
-		struct tdispatch_entry e = {
+		struct tdispatch_entry *e = &ents[n];
+
+		if (!ents || n >= l.max_entries)
+			break;
+		*e = (struct tdispatch_entry) {
 			.uid = from_kuid_munged(current_user_ns(), pub->acc.uid),
 			.gid = from_kgid_munged(current_user_ns(), pub->acc.gid),
 			.mode = pub->acc.mode,
 		};
-
-		if (l.count++ >= l.max_entries)
-			continue;
-		strscpy_pad(e.name, pub->d->name, sizeof(e.name));
+		strscpy_pad(e->name, pub->name, sizeof(e->name));
 		if (pub->acc.user_payload)
-			e.flags |= TDISPATCH_ENTRY_SUBMIT;
+			e->flags |= TDISPATCH_ENTRY_SUBMIT;
 		if (td_pub_may(pub, cred, MAY_READ))
-			e.flags |= TDISPATCH_ENTRY_MAY_READ;
+			e->flags |= TDISPATCH_ENTRY_MAY_READ;
 		if (td_pub_may(pub, cred, MAY_READ | MAY_WRITE))
-			e.flags |= TDISPATCH_ENTRY_MAY_WRITE;
-		if (copy_to_user(&out[l.count - 1], &e, sizeof(e))) {
-			ret = -EFAULT;
-			break;
-		}
+			e->flags |= TDISPATCH_ENTRY_MAY_WRITE;
+		n++;
 	}
 	mutex_unlock(&td_registry_lock);
+	if (!ret && n && copy_to_user(u64_to_user_ptr(l.entries), ents, n * sizeof(*ents)))
+		ret = -EFAULT;
+	kvfree(ents);
 	return ret ?: td_copy_out(uarg, &l, sizeof(l));
 }
 
@@ -214,7 +264,7 @@ static struct td_pub *td_named_get(const char *name, const struct cred *cred,
 
 	mutex_lock(&td_registry_lock);
 	list_for_each_entry(pub, &td_registry, node) {
-		if (strcmp(pub->d->name, name))
+		if (strcmp(pub->name, name))
 			continue;
 		if (!td_pub_may(pub, cred, mask)) {
 			found = ERR_PTR(-EACCES);
@@ -233,11 +283,14 @@ static struct td_pub *td_named_get(const char *name, const struct cred *cred,
 static void td_attach_free(struct td_attach *a)
 {
 	td_events_free(&a->events);
+	td_limit_uncharge(&a->charge);
 	kfree(a);
 }
 
-int td_named_attach(struct td_file *f, const struct cred *cred, void __user *uarg)
+int td_named_attach(struct td_file *f, const struct file *file, void __user *uarg)
 {
+	const struct cred *cred = file->f_cred;
+	struct tdispatch *d;
 	struct tdispatch_attach at;
 	struct td_attach *a;
 	struct td_pub *pub;
@@ -252,14 +305,20 @@ int td_named_attach(struct td_file *f, const struct cred *cred, void __user *uar
 	    at.event_queue > TD_USER_MAX_EVENTS)
 		return -EINVAL;
 
-	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	a = kzalloc(sizeof(*a), TD_GFP_USER);
 	if (!a)
 		return -ENOMEM;
 	a->can_submit = at.flags & TDISPATCH_ATTACH_SUBMIT;
 	a->has_events = at.event_queue;
-	if (a->has_events && td_events_init(&a->events, at.event_queue, &f->wait)) {
-		td_attach_free(a);
-		return -ENOMEM;
+	a->wait = &f->wait;
+	if (a->has_events) {
+		ret = td_limit_charge(&a->charge, file, TD_LIMIT_OBSERVER);
+		if (!ret && td_events_init(&a->events, at.event_queue, &f->wait))
+			ret = -ENOMEM;
+		if (ret) {
+			td_attach_free(a);
+			return ret;
+		}
 	}
 
 	mutex_lock(&f->lock);
@@ -270,19 +329,19 @@ int td_named_attach(struct td_file *f, const struct cred *cred, void __user *uar
 	ret = PTR_ERR_OR_ZERO(pub);
 	if (ret)
 		goto fail;
-	down_write(&pub->rwsem);
-	if (!pub->d) {
-		/* Withdrawn since we found it. */
-		up_write(&pub->rwsem);
+	mutex_lock(&pub->lock);
+	d = rcu_dereference_protected(pub->d, lockdep_is_held(&pub->lock));
+	/* ENOENT: withdrawn since we found it. */
+	ret = !d ? -ENOENT : a->has_events ? td_events_attach(d, &a->events) : 0;
+	if (ret) {
+		mutex_unlock(&pub->lock);
 		td_pub_put(pub);
-		ret = -ENOENT;
 		goto fail;
 	}
 	a->pub = pub;
+	a->ctx.pub = pub;
 	list_add_tail(&a->node, &pub->attached);
-	if (a->has_events)
-		td_events_attach(pub->d, &a->events);
-	up_write(&pub->rwsem);
+	mutex_unlock(&pub->lock);
 	/* Pairs with smp_load_acquire() in td_file_attach(). */
 	smp_store_release(&f->attach, a);
 	mutex_unlock(&f->lock);
@@ -296,7 +355,8 @@ fail:
 
 static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 {
-	struct td_pub *pub = ctx;
+	struct td_attach *a = ctx;
+	struct td_pub *pub = a->pub;
 	struct tdispatch_user_task kt = {
 		.id = ut->id,
 		.len = ut->payload_len,
@@ -304,30 +364,40 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		.not_before = td_not_before(ut, flags),
 	};
 	void *data, *payload;
-	int ret;
+	struct tdispatch *d;
+	int idx, ret;
 
 	if (!kt.len || kt.len > TDISPATCH_PAYLOAD_MAX) {
 		ret = -EINVAL;
 		goto rejected;
 	}
+	/* The user's bytes first, outside the section. */
 	data = memdup_user(u64_to_user_ptr(ut->payload), kt.len);
 	if (IS_ERR(data)) {
 		ret = PTR_ERR(data);
 		goto rejected;
 	}
 	kt.data = data;
-	payload = pub->acc.user_payload(pub->d, &kt);
-	kfree(data);
+	d = td_ctx_enter(&a->ctx, &idx);
+	if (!d) {
+		td_ctx_exit(&a->ctx, idx);
+		kfree(data);
+		return -ENODEV;
+	}
+	payload = pub->acc.user_payload(d, &kt);
 	if (IS_ERR(payload)) {
 		ret = PTR_ERR(payload);
-		goto rejected;
+	} else {
+		/* The engine counts its own refusals. */
+		ret = tdispatch_submit_delayed(d, kt.id, payload, kt.not_before,
+					       kt.deadline, TD_GFP_USER);
+		if (ret)
+			pub->acc.user_free(d, payload);
 	}
-	/* The engine counts its own refusals. */
-	ret = tdispatch_submit_delayed(pub->d, kt.id, payload, kt.not_before, kt.deadline,
-				       GFP_KERNEL_ACCOUNT);
-	if (ret)
-		pub->acc.user_free(pub->d, payload);
-	return ret;
+	td_ctx_exit(&a->ctx, idx);
+	kfree(data);
+	if (!IS_ERR(payload))
+		return ret;
 
 rejected:
 	atomic_long_inc(&pub->rejected);
@@ -338,42 +408,31 @@ long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 		    void __user *uarg)
 {
 	struct td_pub *pub = a->pub;
-	long ret;
 
-	down_read(&pub->rwsem);
-	if (!pub->d) {
-		ret = -ENODEV;
-		goto out;
-	}
+	/* Each call checks again where it reaches the engine. */
+	if (!rcu_access_pointer(pub->d))
+		return -ENODEV;
 	switch (cmd) {
 	case TDISPATCH_IOC_SUBMIT:
-		ret = a->can_submit ? td_submit_vector(uarg, td_named_submit_one, pub) : -EBADF;
-		break;
+		return a->can_submit ? td_submit_vector(uarg, td_named_submit_one, a) : -EBADF;
 	case TDISPATCH_IOC_CANCEL:
-		ret = a->can_submit ? td_ioctl_cancel(pub->d, uarg) : -EBADF;
-		break;
+		return a->can_submit ? td_ioctl_cancel(&a->ctx, uarg) : -EBADF;
 	case TDISPATCH_IOC_QUERY:
-		ret = td_ioctl_query(pub->d, uarg);
-		break;
+		return td_ioctl_query(&a->ctx, uarg);
 	case TDISPATCH_IOC_STATS:
-		ret = td_ioctl_stats(pub->d, uarg, atomic_long_read(&pub->rejected),
-				     atomic_long_read(&f->rejected_calls),
-				     a->has_events ? td_events_lost(&a->events) : 0);
-		break;
+		return td_ioctl_stats(&a->ctx, uarg, atomic_long_read(&pub->rejected),
+				      atomic_long_read(&f->rejected_calls),
+				      a->has_events ? td_events_lost(&a->events) : 0);
 	default:
 		/* TAKE, COMPLETE: the driver works on its own batches. */
-		ret = -EOPNOTSUPP;
-		break;
+		return -EOPNOTSUPP;
 	}
-out:
-	up_read(&pub->rwsem);
-	return ret;
 }
 
 ssize_t td_named_read(struct td_attach *a, struct file *file, char __user *buf, size_t len)
 {
 	if (!a->has_events)
-		return READ_ONCE(a->pub->d) ? -ENXIO : -ENODEV;
+		return rcu_access_pointer(a->pub->d) ? -ENXIO : -ENODEV;
 	return td_events_read(&a->events, file, buf, len);
 }
 
@@ -383,7 +442,7 @@ __poll_t td_named_poll(struct td_attach *a)
 
 	if (a->has_events && td_events_ready(&a->events))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	if (!READ_ONCE(a->pub->d))
+	if (!rcu_access_pointer(a->pub->d))
 		mask |= EPOLLHUP;
 	return mask;
 }
@@ -391,12 +450,14 @@ __poll_t td_named_poll(struct td_attach *a)
 void td_named_release(struct td_attach *a)
 {
 	struct td_pub *pub = a->pub;
+	struct tdispatch *d;
 
-	down_write(&pub->rwsem);
+	mutex_lock(&pub->lock);
 	list_del(&a->node);
-	if (pub->d && a->has_events)
-		td_events_detach(pub->d, &a->events);
-	up_write(&pub->rwsem);
+	d = rcu_dereference_protected(pub->d, lockdep_is_held(&pub->lock));
+	if (d && a->has_events)
+		td_events_detach(d, &a->events);
+	mutex_unlock(&pub->lock);
 	td_pub_put(pub);
 	td_attach_free(a);
 }

@@ -17,20 +17,30 @@
 static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_before,
 		     ktime_t deadline, gfp_t gfp)
 {
-	struct tdispatch_task *t;
+	/* First: an allocation that may sleep cannot sit in the section below. */
+	struct tdispatch_task *t = kmem_cache_alloc(td_task_cache, gfp);
 	struct td_input *in;
 	ktime_t now;
 	int ret;
 
-	if (!percpu_ref_tryget_live(&d->users)) {
+	/*
+	 * From here to the end @d is only touched with preemption off, which
+	 * tdispatch_destroy() waits out with synchronize_rcu() after setting
+	 * ->dead; and off, the CPU cannot change under this_cpu_inc().
+	 */
+	preempt_disable();
+	in = this_cpu_ptr(d->input);
+	if (!t) {
+		ret = -ENOMEM;
+		goto rejected;
+	}
+	if (READ_ONCE(d->dead)) {
 		ret = -ESHUTDOWN;
 		goto rejected;
 	}
-	/* Any CPU's list will do if we migrate; the count follows the list. */
-	in = raw_cpu_ptr(d->input);
-	if (atomic_read(&in->count) >= d->cfg.max_input) {
+	if (in->added - READ_ONCE(in->drained) >= d->cfg.max_input) {
 		ret = -ENOBUFS;
-		goto put;
+		goto rejected;
 	}
 	now = ktime_get();
 	if (ktime_after(not_before, now)) {
@@ -38,15 +48,10 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_bef
 		if (atomic_inc_return(&d->delayed_total) > d->cfg.max_delayed) {
 			atomic_dec(&d->delayed_total);
 			ret = -ENOSPC;
-			goto put;
+			goto rejected;
 		}
 	} else {
 		not_before = 0;
-	}
-	t = kmem_cache_alloc(td_task_cache, gfp);
-	if (!t) {
-		ret = -ENOMEM;
-		goto unreserve;
 	}
 	*t = (struct tdispatch_task) {
 		.id = id,
@@ -57,23 +62,20 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_bef
 		.state = TD_TASK_INPUT,
 	};
 	/* Counted before it is visible, so drained never exceeds accepted. */
-	atomic_inc(&in->count);
-	atomic_long_inc(&in->accepted);
+	this_cpu_inc(d->input->added);
 	trace_tdispatch_submit(d, id);
 	if (llist_add(&t->input, &in->list)) {
-		atomic_long_inc(&in->wakeups);
+		this_cpu_inc(d->input->wakeups);
 		wake_up_process(d->acceptor);
 	}
-	percpu_ref_put(&d->users);
+	preempt_enable();
 	return 0;
 
-unreserve:
-	if (not_before)
-		atomic_dec(&d->delayed_total);
-put:
-	percpu_ref_put(&d->users);
 rejected:
-	atomic_long_inc(&raw_cpu_ptr(d->input)->rejected);
+	this_cpu_inc(d->input->rejected);
+	preempt_enable();
+	if (t)
+		kmem_cache_free(td_task_cache, t);
 	return ret;
 }
 
@@ -91,6 +93,14 @@ rejected:
  * waits for the acceptor; sleeps only if @gfp lets the allocation sleep.
  * On success the dispatcher owns the task and will call ->release() for
  * it exactly once; on failure @payload stays the caller's.
+ *
+ * Racing tdispatch_destroy(): @d must be valid when the call starts, as
+ * for any object.  A caller that cannot otherwise order its submissions
+ * before destroy may call this inside rcu_read_lock() (or with preemption
+ * or interrupts off, and so with a @gfp that does not sleep): destroy
+ * waits such sections out before it frees @d, and the call returns 0
+ * (the task is then processed or cancelled and released before destroy
+ * returns) or -ESHUTDOWN.
  *
  * Return: 0 if accepted; -ENOBUFS if this CPU's input list holds
  * max_input undrained tasks; -ESHUTDOWN once tdispatch_destroy() has
@@ -150,7 +160,8 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 			td_pending_add(&d->pending, t, now, reap);
 			n++;
 		}
-		atomic_sub(n, &in->count);
+		/* Pairs with the submitters' READ_ONCE() against max_input. */
+		WRITE_ONCE(in->drained, in->drained + n);
 		d->delayed_drained += delayed;
 	}
 }

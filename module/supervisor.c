@@ -21,10 +21,17 @@
 #define TD_PERIODIC_MAX_NS	(86400ULL * NSEC_PER_SEC)
 #define TD_PERIODIC_MAX_BACKOFF	1024U
 
+/*
+ * A registration carries the task its runs are submitted as, so that the
+ * acceptor never allocates: one run at a time, and the next starts only
+ * once td_reap() is done with the last (->run_busy).
+ */
 struct td_sup {
 	struct td_periodic pr;
 	void (*release)(struct tdispatch *d, void *payload);
 	unsigned int refs;		/* the registration's and each run's */
+	bool run_busy;			/* ->run_task not reaped yet */
+	struct tdispatch_task run_task;
 };
 
 static struct td_sup *td_sup_find(struct tdispatch *d, u64 id)
@@ -62,12 +69,8 @@ static void td_sup_wake_at(struct tdispatch *d, struct td_sup *s)
 static void td_sup_start_run(struct tdispatch *d, struct td_sup *s, ktime_t now,
 			     struct list_head *reap)
 {
-	struct tdispatch_task *t = kmem_cache_alloc(td_task_cache, GFP_KERNEL);
+	struct tdispatch_task *t = &s->run_task;
 
-	if (!t) {
-		td_periodic_ended(&s->pr, -1, now);
-		return;
-	}
 	*t = (struct tdispatch_task) {
 		.id = s->pr.id,
 		.payload = s->pr.payload,
@@ -76,10 +79,10 @@ static void td_sup_start_run(struct tdispatch *d, struct td_sup *s, ktime_t now,
 		.periodic = s,
 	};
 	s->refs++;
+	s->run_busy = true;
 	s->pr.run = t;
+	/* Accepted like any submission (counted so), drained at once. */
 	d->periodic_runs++;
-	/* Accepted like any submission; drained at once. */
-	atomic_long_inc(&raw_cpu_ptr(d->input)->accepted);
 	trace_tdispatch_submit(d, t->id);
 	td_pending_add(&d->pending, t, now, reap);
 }
@@ -101,6 +104,9 @@ ktime_t td_supervise(struct tdispatch *d, ktime_t now, struct list_head *reap)
 		return d->periodic_next;
 	d->periodic_next = KTIME_MAX;
 	list_for_each_entry(s, &d->periodic, pr.node) {
+		/* Ended, not reaped yet: td_supervise_reap() kicks us then. */
+		if (s->run_busy && !s->pr.running)
+			continue;
 		if (td_periodic_tick(&s->pr, now) == TD_PERIODIC_RUN)
 			td_sup_start_run(d, s, now, reap);
 		td_sup_wake_at(d, s);
@@ -150,8 +156,11 @@ void td_supervise_reap(struct tdispatch *d, struct tdispatch_task *t)
 		/* Ended without a batch result: overridden, dropped, cancelled... */
 		td_periodic_ended(&s->pr, -1, ktime_get());
 		s->pr.run = NULL;
-		td_sup_wake_at(d, s);
 	}
+	/* td_supervise() passed over it while busy: look at it again. */
+	s->run_busy = false;
+	if (!s->pr.removed)
+		td_sup_wake_at(d, s);
 	last = td_sup_put(s);
 	/* Its next run may now be due earlier; destroy has no acceptor left. */
 	kick = !last && !d->stopping;
@@ -199,14 +208,15 @@ int tdispatch_periodic_add(struct tdispatch *d, const struct tdispatch_periodic 
 	    pc->max_backoff > TD_PERIODIC_MAX_BACKOFF ||
 	    !td_periodic_valid(pc->period_ns, pc->timeout_ns, pc->max_backoff))
 		return -EINVAL;
-	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	s = kzalloc(sizeof(*s), TD_GFP_USER);
 	if (!s)
 		return -ENOMEM;
 	s->release = pc->release;
 	s->refs = 1;
 
 	mutex_lock(&d->lock);
-	if (percpu_ref_is_dying(&d->users))
+	/* Destroy sets ->dead before it takes the lock to stop every one. */
+	if (READ_ONCE(d->dead))
 		ret = -ESHUTDOWN;
 	else if (td_sup_find(d, pc->id))
 		ret = -EEXIST;

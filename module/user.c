@@ -39,6 +39,7 @@ static_assert(TDISPATCH_OUTCOME_CANCELLED == TDISPATCH_CANCELLED);
 
 enum td_lease_state {
 	TD_LEASE_READY,		/* on the ready list */
+	TD_LEASE_COPYING,	/* a TAKE copies it out, on no list, lock dropped */
 	TD_LEASE_TAKEN,		/* a worker holds it */
 	TD_LEASE_DONE,		/* completed with ->result */
 	TD_LEASE_ABANDONED,	/* expired, holder gone, or file closing */
@@ -61,6 +62,9 @@ struct td_payload {
 
 struct td_user {
 	struct tdispatch *d;
+	struct td_ctx ctx;		/* for the calls ioctl.c shares */
+	struct td_charge charge;	/* against max_user_dispatchers */
+	struct td_charge events_charge;	/* against max_user_observers */
 	u64 lease_ns;
 	struct mutex lock;		/* leases, events */
 	struct list_head ready;
@@ -80,6 +84,12 @@ static bool td_lease_ended(struct td_lease *l)
 	return READ_ONCE(l->state) >= TD_LEASE_DONE;
 }
 
+/* Taken or ended: no TAKE is looking at the batch any more. */
+static bool td_lease_left(struct td_lease *l)
+{
+	return READ_ONCE(l->state) > TD_LEASE_COPYING;
+}
+
 static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
 	struct td_user *u = tdispatch_priv(d);
@@ -88,15 +98,20 @@ static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispat
 
 	mutex_lock(&u->lock);
 	if (u->closing) {
+		/* The engine stopped cutting batches first: this one is cancelled. */
 		mutex_unlock(&u->lock);
-		return TD_RESULT_REDELIVER;
+		td_batch_redeliver(b);
+		return TDISPATCH_SUCCESS;
 	}
 	list_add_tail(&l.node, &u->ready);
 	mutex_unlock(&u->lock);
 	wake_up_interruptible_poll(u->wait, EPOLLRDBAND);
 
-	/* Idle, not uninterruptible: nobody may take it for a long time. */
-	wait_event_idle(u->lease_wait, READ_ONCE(l.state) != TD_LEASE_READY);
+	/*
+	 * Idle, not uninterruptible: nobody may take it for a long time, and
+	 * a TAKE may copy it out for as long as the user's memory takes.
+	 */
+	wait_event_idle(u->lease_wait, td_lease_left(&l));
 	wait_event_idle_timeout(u->lease_wait, td_lease_ended(&l),
 				nsecs_to_jiffies(u->lease_ns) + 1);
 
@@ -107,7 +122,8 @@ static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispat
 		if (l.state == TD_LEASE_TAKEN)
 			list_del(&l.node);
 		l.state = TD_LEASE_ABANDONED;
-		res = TD_RESULT_REDELIVER;
+		td_batch_redeliver(b);
+		res = TDISPATCH_SUCCESS;
 	}
 	mutex_unlock(&u->lock);
 	return res;
@@ -131,10 +147,12 @@ static const struct tdispatch_ops td_user_ops = {
 static void td_user_free(struct td_user *u)
 {
 	td_events_free(&u->events);
+	td_limit_uncharge(&u->events_charge);
+	td_limit_uncharge(&u->charge);
 	kfree(u);
 }
 
-int td_user_create(struct td_file *f, void __user *uarg)
+int td_user_create(struct td_file *f, const struct file *file, void __user *uarg)
 {
 	struct tdispatch_create c;
 	struct tdispatch_config cfg;
@@ -153,7 +171,7 @@ int td_user_create(struct td_file *f, void __user *uarg)
 	    c.event_queue > TD_USER_MAX_EVENTS)
 		return -EINVAL;
 
-	u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	u = kzalloc(sizeof(*u), TD_GFP_USER);
 	if (!u)
 		return -ENOMEM;
 	mutex_init(&u->lock);
@@ -162,12 +180,16 @@ int td_user_create(struct td_file *f, void __user *uarg)
 	init_waitqueue_head(&u->lease_wait);
 	u->lease_ns = c.lease_ns;
 	u->wait = &f->wait;
-	if (c.event_queue) {
+	ret = td_limit_charge(&u->charge, file, TD_LIMIT_DISPATCHER);
+	if (!ret && c.event_queue) {
 		u->has_events = true;
-		if (td_events_init(&u->events, c.event_queue, &f->wait)) {
-			td_user_free(u);
-			return -ENOMEM;
-		}
+		ret = td_limit_charge(&u->events_charge, file, TD_LIMIT_OBSERVER);
+		if (!ret && td_events_init(&u->events, c.event_queue, &f->wait))
+			ret = -ENOMEM;
+	}
+	if (ret) {
+		td_user_free(u);
+		return ret;
 	}
 
 	cfg = (struct tdispatch_config) {
@@ -191,8 +213,13 @@ int td_user_create(struct td_file *f, void __user *uarg)
 		ret = PTR_ERR(u->d);
 		goto fail;
 	}
-	if (u->has_events)
-		td_events_attach(u->d, &u->events);
+	u->ctx.d = u->d;
+	/* The first observer of a new dispatcher: only max_observers=0 refuses. */
+	ret = u->has_events ? td_events_attach(u->d, &u->events) : 0;
+	if (ret) {
+		tdispatch_destroy(u->d, TDISPATCH_DISCARD, 0);
+		goto fail;
+	}
 	/* Pairs with smp_load_acquire() in td_file_user(): a user seen is complete. */
 	smp_store_release(&f->user, u);
 	mutex_unlock(&f->lock);
@@ -218,7 +245,7 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		ret = -ENOSPC;
 		goto unaccount;
 	}
-	p = kmalloc(struct_size(p, data, ut->payload_len), GFP_KERNEL_ACCOUNT);
+	p = kmalloc(struct_size(p, data, ut->payload_len), TD_GFP_USER);
 	if (!p) {
 		ret = -ENOMEM;
 		goto unaccount;
@@ -230,7 +257,7 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 	}
 	/* The engine counts its own refusals. */
 	ret = tdispatch_submit_delayed(u->d, ut->id, p, td_not_before(ut, flags),
-				       ut->deadline_ns, GFP_KERNEL_ACCOUNT);
+				       ut->deadline_ns, TD_GFP_USER);
 	if (!ret)
 		return 0;
 	kfree(p);
@@ -317,23 +344,34 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 			return ret;
 	}
 	/*
-	 * Still ours under the lock: its kworker waits for the state to move.
-	 * Everything is copied out before the lease is taken, so a caller that
-	 * cannot be told its lease id leaves the batch ready for others.
+	 * Off the ready list, so no other TAKE finds it, and COPYING, so its
+	 * kworker keeps waiting: the copy runs without u->lock, which the
+	 * kworkers, other takers and close() need, for as long as the user's
+	 * memory takes to fault in.  Only this file's release could end the
+	 * lease meanwhile, and it cannot run while we are in an ioctl.
 	 */
-	tk.batch = u->next_lease + 1;
+	list_del(&l->node);
+	WRITE_ONCE(l->state, TD_LEASE_COPYING);
+	tk.batch = ++u->next_lease;
+	mutex_unlock(&u->lock);
+
 	tk.nr = l->batch->nr;
 	ret = td_take_copy(&tk, l->batch);
 	if (!ret)
 		ret = td_copy_out(uarg, &tk, sizeof(tk));
+
+	mutex_lock(&u->lock);
 	if (ret) {
+		/* A caller that cannot be told its lease leaves it for others. */
+		list_add(&l->node, &u->ready);
+		WRITE_ONCE(l->state, TD_LEASE_READY);
 		mutex_unlock(&u->lock);
+		wake_up_interruptible_poll(u->wait, EPOLLRDBAND);
 		return ret;
 	}
-	u->next_lease = tk.batch;
 	l->id = tk.batch;
 	l->owner = current->files;
-	list_move_tail(&l->node, &u->taken);
+	list_add_tail(&l->node, &u->taken);
 	WRITE_ONCE(l->state, TD_LEASE_TAKEN);
 	mutex_unlock(&u->lock);
 	wake_up_all(&u->lease_wait);
@@ -393,7 +431,7 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 		ret = -ENOSPC;
 		goto unaccount;
 	}
-	p = kmalloc(struct_size(p, data, a.payload_len), GFP_KERNEL_ACCOUNT);
+	p = kmalloc(struct_size(p, data, a.payload_len), TD_GFP_USER);
 	if (!p) {
 		ret = -ENOMEM;
 		goto unaccount;
@@ -431,6 +469,7 @@ static int td_ioctl_periodic_stats(struct td_user *u, void __user *uarg)
 {
 	struct tdispatch_periodic_stats_user s;
 	struct tdispatch_periodic_stats st;
+	u32 usize;
 	int ret;
 
 	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_PERIODIC_STATS_SIZE_VER0);
@@ -438,11 +477,12 @@ static int td_ioctl_periodic_stats(struct td_user *u, void __user *uarg)
 		return ret;
 	if (s.flags)
 		return -EINVAL;
+	usize = s.size;
 	ret = tdispatch_periodic_get_stats(u->d, s.id, &st);
 	if (ret)
 		return ret;
 	s = (struct tdispatch_periodic_stats_user) {
-		.size = sizeof(s),
+		.size = min_t(u32, usize, sizeof(s)),
 		.id = s.id,
 		.runs = st.runs,
 		.successes = st.successes,
@@ -465,11 +505,11 @@ long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 	case TDISPATCH_IOC_COMPLETE:
 		return td_ioctl_complete(u, uarg);
 	case TDISPATCH_IOC_CANCEL:
-		return td_ioctl_cancel(u->d, uarg);
+		return td_ioctl_cancel(&u->ctx, uarg);
 	case TDISPATCH_IOC_QUERY:
-		return td_ioctl_query(u->d, uarg);
+		return td_ioctl_query(&u->ctx, uarg);
 	case TDISPATCH_IOC_STATS:
-		return td_ioctl_stats(u->d, uarg, atomic_long_read(&u->rejected),
+		return td_ioctl_stats(&u->ctx, uarg, atomic_long_read(&u->rejected),
 				      atomic_long_read(&f->rejected_calls),
 				      u->has_events ? td_events_lost(&u->events) : 0);
 	case TDISPATCH_IOC_PERIODIC_ADD:
@@ -531,9 +571,14 @@ void td_user_flush(struct td_user *u, fl_owner_t id)
 	td_user_abandon(u, id, false);
 }
 
-/* The last reference is gone: cancel what is left and free it all. */
+/*
+ * The last reference is gone: cancel what is left and free it all.  The
+ * engine stops cutting batches before the parked ones are let go, so
+ * that they end cancelled instead of going round again until destroy.
+ */
 void td_user_release(struct td_user *u)
 {
+	td_stop_batches(u->d);
 	td_user_abandon(u, NULL, true);
 	tdispatch_destroy(u->d, TDISPATCH_DISCARD, 0);
 	td_user_free(u);

@@ -19,6 +19,8 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mkdir -p /sys/fs/cgroup
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 
 mode=$(sed -n 's/.*tdmode=\([a-z]*\).*/\1/p' /proc/cmdline)
 kmemleak=/sys/kernel/debug/kmemleak
@@ -164,8 +166,17 @@ check_tracepoints() {
 	echo >/sys/kernel/tracing/trace
 }
 
+# The host's watchdog (vm-run.sh) takes silence here for a stalled guest.
+heartbeat() {
+	while :; do
+		echo "TD-HEARTBEAT $(cut -d' ' -f1 /proc/uptime)" >/dev/console
+		sleep 5
+	done
+}
+
 case "$mode" in
 check)
+	heartbeat &
 	exec >/dev/ttyS1 2>&1
 	echo "TD-VM-START kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
 	kmemleak_baseline
@@ -180,6 +191,7 @@ check)
 	finish
 	;;
 planted)
+	heartbeat &
 	exec >/dev/ttyS1 2>&1
 	echo "TD-VM-START kernel=$(uname -r) planted"
 	kmemleak_baseline
@@ -190,6 +202,7 @@ planted)
 	finish
 	;;
 bench)
+	heartbeat &
 	exec >/dev/ttyS1 2>&1
 	echo "TD-VM-START kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) bench"
 	kmemleak_baseline

@@ -12,7 +12,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,6 +23,8 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include <linux/tdispatch.h>
 
@@ -33,6 +37,8 @@
 /* Most tasks a helper submits, takes or reads at once. */
 #define TD_NR			64
 #define PAGE			4096
+/* nobody and nogroup in the VM's initramfs */
+#define NOBODY			65534
 
 /* Every payload says which submission it came from. */
 struct td_pl {
@@ -300,6 +306,125 @@ static inline int td_cancel(int fd, __u64 id)
 	struct tdispatch_id a = { .size = sizeof(a), .id = id };
 
 	return ioctl(fd, TDISPATCH_IOC_CANCEL, &a) ? -errno : 0;
+}
+
+/*
+ * Checks in a forked child (one that dropped privileges, say): a failed
+ * one exits with its number, which td_run_child() reports.
+ */
+static inline int *td_child_step(void)
+{
+	static int step;
+
+	return &step;
+}
+
+#define child_step	(*td_child_step())
+
+#define CHILD_CHECK(cond, ...) do {						\
+	child_step++;								\
+	if (!(cond)) {								\
+		fprintf(stderr, "# child check %d (line %d) failed: ",		\
+			child_step, __LINE__);					\
+		fprintf(stderr, __VA_ARGS__);					\
+		fputc('\n', stderr);						\
+		_exit(child_step);						\
+	}									\
+} while (0)
+
+/* @call must return 0. */
+#define CHILD_OK(what, call) do {						\
+	int __ret = (call);							\
+	CHILD_CHECK(!__ret, "%s: %s", what, strerror(__ret < 0 ? -__ret : errno)); \
+} while (0)
+
+/* @call must fail with errno @want: -1 and errno, or -errno. */
+#define CHILD_ERRNO(want, what, call) do {					\
+	int __want = (want);							\
+	long __ret = (call);							\
+	int __err = __ret == -1 ? errno : (int)-__ret;				\
+	CHILD_CHECK(__ret < 0 && __err == __want, "%s: returned %ld (%s), want %s", \
+		    what, __ret, strerror(__err), strerror(__want));		\
+} while (0)
+
+/*
+ * /dev, opened while still root: the initramfs's root directory may not
+ * let others through, and what is tested here is the device, not that.
+ */
+static inline int *td_child_dev_dir(void)
+{
+	static int fd = -1;
+
+	return &fd;
+}
+
+#define child_dev_dir	(*td_child_dev_dir())
+
+static inline void child_become_nobody(void)
+{
+	child_dev_dir = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHILD_CHECK(child_dev_dir >= 0, "open /dev: %s", strerror(errno));
+	CHILD_OK("setgroups", setgroups(0, NULL));
+	CHILD_OK("setgid", setgid(NOBODY));
+	CHILD_OK("setuid", setuid(NOBODY));
+	/* Changing credentials cleared it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	CHILD_CHECK(geteuid() == NOBODY && getegid() == NOBODY, "still uid %d gid %d",
+		    geteuid(), getegid());
+}
+
+/* Open the device as the child now is. */
+static inline int child_open(void)
+{
+	int fd = openat(child_dev_dir, TDISPATCH_DEV_NAME, O_RDWR | O_CLOEXEC);
+
+	CHILD_CHECK(fd >= 0, "open %s: %s", TD_DEV_PATH, strerror(errno));
+	return fd;
+}
+
+static inline void child_stats(int fd, struct tdispatch_stats_user *st)
+{
+	CHILD_OK("stats", td_stats_try(fd, st));
+	CHILD_CHECK(td_equation_holds(st), "the accounting equation does not hold");
+}
+
+/* Write @val to the file at @path (sysfs, tracefs, /proc): 0 or -errno. */
+static inline int td_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The test driver's switch: testdrv-rw withdrawn (0) or published (1). */
+#define TD_PUBLISHED		"/sys/module/tdispatch_testdrv/parameters/published"
+
+static inline int td_publish(int on)
+{
+	return td_write_file(TD_PUBLISHED, on ? "1" : "0");
+}
+
+/* Run @fn(@arg) in a child; it must exit 0. */
+static inline void td_run_child(struct __test_metadata *_metadata, int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		child_step = 0;
+		_exit(fn(arg));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child killed by signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child check %d failed, see above",
+						 WEXITSTATUS(status));
 }
 
 #endif /* TDISPATCH_HELPERS_H */

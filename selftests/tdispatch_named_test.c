@@ -46,11 +46,8 @@
 #include "kselftest_harness.h"
 #include "tdispatch_helpers.h"
 
-#define TD_PUBLISHED		"/sys/module/tdispatch_testdrv/parameters/published"
 #define RW			"testdrv-rw"
 #define RO			"testdrv-ro"
-/* nobody and nogroup in the VM's initramfs */
-#define NOBODY			65534
 /* Most entries listed. */
 #define LIST_MAX		64
 
@@ -63,20 +60,6 @@ static void nap_ms(unsigned int ms)
 	struct timespec ts = { .tv_nsec = ms * MSEC };
 
 	nanosleep(&ts, NULL);
-}
-
-/* Withdraw (0) or publish again (1) testdrv-rw: 0 or -errno. */
-static int td_publish(int on)
-{
-	int fd = open(TD_PUBLISHED, O_WRONLY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, on ? "1" : "0", 1) != 1)
-		ret = -errno;
-	close(fd);
-	return ret;
 }
 
 /* LIST into @e (room for @max): 0 and the count, or -errno. */
@@ -326,68 +309,6 @@ static void td_read_outcomes(struct __test_metadata *_metadata, struct td_reader
  * status: 0, or the number of the check that failed, which they also
  * describe on stderr.
  */
-static int child_step;
-
-#define CHILD_CHECK(cond, ...) do {						\
-	child_step++;								\
-	if (!(cond)) {								\
-		fprintf(stderr, "# child check %d (line %d) failed: ",		\
-			child_step, __LINE__);					\
-		fprintf(stderr, __VA_ARGS__);					\
-		fputc('\n', stderr);						\
-		_exit(child_step);						\
-	}									\
-} while (0)
-
-/* @call must return 0. */
-#define CHILD_OK(what, call) do {						\
-	int __ret = (call);							\
-	CHILD_CHECK(!__ret, "%s: %s", what, strerror(__ret < 0 ? -__ret : errno)); \
-} while (0)
-
-/* @call must fail with errno @want: -1 and errno, or -errno. */
-#define CHILD_ERRNO(want, what, call) do {					\
-	int __want = (want);							\
-	long __ret = (call);							\
-	int __err = __ret == -1 ? errno : (int)-__ret;				\
-	CHILD_CHECK(__ret < 0 && __err == __want, "%s: returned %ld (%s), want %s", \
-		    what, __ret, strerror(__err), strerror(__want));		\
-} while (0)
-
-/*
- * /dev, opened while still root: the initramfs's root directory may not
- * let others through, and what is tested here is the device, not that.
- */
-static int child_dev_dir = -1;
-
-static void child_become_nobody(void)
-{
-	child_dev_dir = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	CHILD_CHECK(child_dev_dir >= 0, "open /dev: %s", strerror(errno));
-	CHILD_OK("setgroups", setgroups(0, NULL));
-	CHILD_OK("setgid", setgid(NOBODY));
-	CHILD_OK("setuid", setuid(NOBODY));
-	/* Changing credentials cleared it. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	CHILD_CHECK(geteuid() == NOBODY && getegid() == NOBODY, "still uid %d gid %d",
-		    geteuid(), getegid());
-}
-
-/* Open the device as the child now is. */
-static int child_open(void)
-{
-	int fd = openat(child_dev_dir, TDISPATCH_DEV_NAME, O_RDWR | O_CLOEXEC);
-
-	CHILD_CHECK(fd >= 0, "open %s: %s", TD_DEV_PATH, strerror(errno));
-	return fd;
-}
-
-static void child_stats(int fd, struct tdispatch_stats_user *st)
-{
-	CHILD_OK("stats", td_stats_try(fd, st));
-	CHILD_CHECK(td_equation_holds(st), "the accounting equation does not hold");
-}
-
 /* The flags LIST on @fd shows for @name. */
 static __u32 child_list_flags(int fd, const char *name)
 {
@@ -396,24 +317,6 @@ static __u32 child_list_flags(int fd, const char *name)
 	CHILD_CHECK(td_listed(fd, name, &e), "%s is not listed", name);
 	CHILD_CHECK(e.uid == 0 && e.gid == 0, "%s is %u:%u", name, e.uid, e.gid);
 	return e.flags;
-}
-
-/* Run @fn(@arg) in a child; it must exit 0. */
-static void td_run_child(struct __test_metadata *_metadata, int (*fn)(void *), void *arg)
-{
-	int status;
-	pid_t pid;
-
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		child_step = 0;
-		_exit(fn(arg));
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child killed by signal %d", WTERMSIG(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child check %d failed, see above",
-						 WEXITSTATUS(status));
 }
 
 FIXTURE(named) {
@@ -891,6 +794,66 @@ static void *blocked_read(void *arg)
 	return NULL;
 }
 
+/* A thread parked in poll() on @fd. */
+struct td_poller {
+	pthread_t thread;
+	pid_t tid;
+	int fd;
+	int revents;
+	__u64 took;
+};
+
+static void *td_poller_run(void *arg)
+{
+	struct td_poller *p = arg;
+	__u64 t0 = now_ns();
+
+	p->tid = syscall(SYS_gettid);
+	p->revents = td_poll(p->fd, POLLIN, WAIT_MS);
+	p->took = now_ns() - t0;
+	return NULL;
+}
+
+/* Is thread @tid asleep inside poll() or ppoll()? */
+static bool td_in_poll(pid_t tid)
+{
+	char path[64], buf[64] = "";
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f))
+		nr = strtol(buf, NULL, 10);
+	fclose(f);
+	return nr == SYS_poll || nr == SYS_ppoll;
+}
+
+/* Without an event ring, a poller still hears the withdrawal: EPOLLHUP at once. */
+TEST_F_TIMEOUT(named, poll_without_events_hears_the_withdrawal, 60)
+{
+	struct td_poller p = { .fd = td_open_attached(_metadata, RW, 0, 0) };
+	int i;
+
+	ASSERT_EQ(0, pthread_create(&p.thread, NULL, td_poller_run, &p));
+	for (i = 0; i < WAIT_MS; i++) {
+		pid_t tid = __atomic_load_n(&p.tid, __ATOMIC_ACQUIRE);
+
+		if (tid && td_in_poll(tid))
+			break;
+		usleep(1000);
+	}
+	ASSERT_TRUE(td_in_poll(p.tid)) TH_LOG("the poller never got into poll()");
+	ASSERT_EQ(0, td_publish(0));
+	ASSERT_EQ(0, pthread_join(p.thread, NULL));
+	EXPECT_TRUE(p.revents & POLLHUP) TH_LOG("revents %#x", p.revents);
+	/* Woken by the withdrawal, not by poll()'s own timeout. */
+	EXPECT_GT(WAIT_NS / 2, p.took) TH_LOG("poll() took %llu ms", p.took / MSEC);
+	close(p.fd);
+}
+
 TEST_F_TIMEOUT(named, withdraw_cuts_attached_files_off, 60)
 {
 	struct td_reader a = { .fd = self->fd }, w;
@@ -1265,6 +1228,7 @@ static bool race_round(struct race *r, int fd, unsigned int n, unsigned int roun
 	struct tdispatch_event ev[16];
 	struct tdispatch_stats_user st;
 	unsigned int i, ok = 0;
+	bool cut = false;
 	__u32 state;
 	ssize_t len;
 	int ret;
@@ -1280,12 +1244,18 @@ static bool race_round(struct race *r, int fd, unsigned int n, unsigned int roun
 			ok++;
 		else if (ut[i].status == -ENOBUFS)	/* the acceptor lags */
 			race_add(&r->enobufs, 1);
+		else if (ut[i].status == -ENODEV)	/* withdrawn mid-vector */
+			cut = true;
 		else
 			race_fail(r, __LINE__, -ut[i].status);
 	}
 	if (ret >= 0 && (unsigned int)ret != ok)
 		race_fail(r, __LINE__, EBADMSG);
 	race_add(&r->accepted, ok);
+	if (cut) {
+		race_add(&r->enodev, 1);
+		return true;
+	}
 
 	switch (round % 4) {
 	case 1:

@@ -996,6 +996,75 @@ TEST_F(time, periodic_del_stops_it)
 	td_finish(_metadata, self->fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS);
 }
 
+#define FAILSLAB	"/sys/kernel/debug/failslab/"
+
+/* The pid of the kthread whose comm is @comm, or 0. */
+static pid_t td_find_kthread(const char *comm)
+{
+	char path[64], buf[32];
+	pid_t pid;
+
+	for (pid = 2; pid < 32768; pid++) {
+		FILE *f;
+		bool found;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		found = fgets(buf, sizeof(buf), f) && !strncmp(buf, comm, strlen(comm)) &&
+			buf[strlen(comm)] == '\n';
+		fclose(f);
+		if (found)
+			return pid;
+	}
+	return 0;
+}
+
+/*
+ * Failslab aimed at the acceptor thread alone, failing every slab
+ * allocation it makes: periodic runs go on, because the acceptor never
+ * allocates (a registration carries its run's task).  Debug kernel only.
+ */
+TEST_F_TIMEOUT(time, periodic_runs_need_no_allocation_in_the_acceptor, 60)
+{
+	struct tdispatch_periodic_stats_user ps;
+	struct tdispatch_create c;
+	struct td_taken b;
+	char path[64];
+	pid_t acceptor;
+	int i;
+
+	if (access(FAILSLAB "task-filter", W_OK))
+		SKIP(return, "no failslab in this kernel");
+	td_cfg_base(&c, "pfail", 1, 0);
+	td_create(_metadata, self->fd, &c);
+	acceptor = td_find_kthread("tdispatch/pfail");
+	ASSERT_LT(0, acceptor);
+	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", acceptor);
+	ASSERT_EQ(0, td_write_file(path, "1"));
+	/* Quietly: an injected failure's stack trace would read as a report. */
+	ASSERT_EQ(0, td_write_file(FAILSLAB "verbose", "0"));
+	ASSERT_EQ(0, td_write_file(FAILSLAB "ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, td_write_file(FAILSLAB "interval", "1"));
+	ASSERT_EQ(0, td_write_file(FAILSLAB "times", "-1"));
+	ASSERT_EQ(0, td_write_file(FAILSLAB "task-filter", "Y"));
+	ASSERT_EQ(0, td_write_file(FAILSLAB "probability", "100"));
+
+	td_periodic_add_ok(_metadata, self->fd, 7, 20 * MSEC, SEC, 2);
+	for (i = 0; i < 3; i++) {
+		td_take_id(_metadata, self->fd, &b, 7, WAIT_NS);
+		td_finish(_metadata, self->fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS);
+	}
+	td_write_file(FAILSLAB "probability", "0");
+	td_write_file(FAILSLAB "task-filter", "N");
+	td_write_file(path, "0");
+	td_periodic_get(_metadata, self->fd, 7, &ps);
+	EXPECT_LE(3, ps.runs);
+	EXPECT_EQ(0, ps.failures);
+	EXPECT_EQ(0, td_periodic_del(self->fd, 7));
+}
+
 /* One child holds a lease until it is killed. */
 static pid_t td_lease_holder(struct __test_metadata *_metadata, int fd)
 {

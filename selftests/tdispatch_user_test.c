@@ -32,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -406,6 +407,8 @@ TEST_F(user, first_version_calls_still_work)
 	ASSERT_EQ(0, ioctl(self->fd, V0_STATS, &st)) TH_LOG("stats: %s", strerror(errno));
 	EXPECT_EQ(2, st.accepted);
 	EXPECT_EQ(0xdead, st.delayed);
+	/* And the size says what was written, not what the kernel knows. */
+	EXPECT_EQ(TDISPATCH_STATS_SIZE_VER0, st.size);
 }
 
 TEST_F(user, create_without_events_works_and_has_nothing_to_read)
@@ -836,6 +839,70 @@ TEST_F(user, closing_a_descriptor_redelivers_its_leases)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, close(fd));
 	td_expect_redelivered(_metadata, self->fd, old);
+}
+
+/* The dispatcher's batch tracepoints, in a tracefs instance of our own. */
+#define TRACE_INST	"/sys/kernel/tracing/instances/tdispatch-close"
+
+static int td_trace_write(const char *file, const char *val)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), TRACE_INST "/%s", file);
+	return td_write_file(path, val);
+}
+
+/* Lines of the instance's trace that contain @what. */
+static unsigned int td_trace_count(const char *what)
+{
+	char line[512];
+	unsigned int n = 0;
+	FILE *f = fopen(TRACE_INST "/trace", "re");
+
+	if (!f)
+		return ~0U;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, what);
+	fclose(f);
+	return n;
+}
+
+/*
+ * The last close of a file with parked and taken batches: each batch
+ * ends once, cancelled, and no batch is cut again on the way out.
+ */
+TEST_F(user, last_close_cancels_parked_batches_without_recutting_them)
+{
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	struct td_taken b;
+	int i;
+
+	rmdir(TRACE_INST);
+	if (mkdir(TRACE_INST, 0755))
+		SKIP(return, "no tracefs instances: %s", strerror(errno));
+	ASSERT_EQ(0, td_trace_write("events/tdispatch/enable", "1"));
+	td_cfg_base(&c, "td-closing", 1, 0);
+	c.workers = 4;
+	td_create(_metadata, self->fd, &c);
+	td_submit(_metadata, self->fd, (const __u64[]){ 1, 2, 3, 4, 5, 6, 7, 8 }, 8, 0);
+	/* Four batches parked on kworkers, two of them taken. */
+	for (i = 0; i < WAIT_MS; i++) {
+		td_stats(_metadata, self->fd, &st);
+		if (st.in_flight == 4)
+			break;
+		usleep(1000);
+	}
+	ASSERT_EQ(4, st.in_flight);
+	ASSERT_EQ(0, td_take(self->fd, &b, 0, WAIT_NS));
+	ASSERT_EQ(0, td_take(self->fd, &b, 0, WAIT_NS));
+	ASSERT_EQ(0, close(self->fd));
+	self->fd = -1;
+	EXPECT_EQ(4, td_trace_count("tdispatch_batch_start: td-closing "));
+	EXPECT_EQ(4, td_trace_count("tdispatch_batch_end: td-closing "));
+	EXPECT_EQ(8, td_trace_count(" reason=cancelled"));
+	td_trace_write("events/tdispatch/enable", "0");
+	rmdir(TRACE_INST);
 }
 
 TEST_F(user, events_overflow_reports_lost)

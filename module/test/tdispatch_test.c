@@ -605,29 +605,146 @@ static unsigned long producers_stop(struct producer *p, unsigned int nr)
 	return accepted;
 }
 
-static void test_submit_after_destroy_begins(struct tcase *t)
+/*
+ * Racing destroy the documented way: submitters load the dispatcher from a
+ * pointer under rcu_read_lock() and submit in bursts inside the section;
+ * the destroyer clears the pointer, then destroys.  Each submission is
+ * accepted (and then released exactly once) or gets -ESHUTDOWN, and none
+ * touches the freed dispatcher (KASAN on the debug kernel).
+ */
+static unsigned int race_rounds = 100;
+module_param(race_rounds, uint, 0444);
+
+struct racer {
+	struct task_struct *task;
+	struct tdispatch __rcu **slot;
+	unsigned long accepted;
+	unsigned long shutdown;
+	unsigned long other;
+};
+
+static int racer_fn(void *arg)
+{
+	struct racer *rc = arg;
+
+	while (!kthread_should_stop()) {
+		struct tdispatch *d;
+		unsigned int i;
+
+		rcu_read_lock();
+		d = rcu_dereference(*rc->slot);
+		for (i = 0; d && i < 256; i++) {
+			int ret = tdispatch_submit(d, get_random_u32_below(512), NULL, 0,
+						   GFP_ATOMIC | __GFP_NOWARN);
+
+			if (!ret) {
+				rc->accepted++;
+			} else if (ret == -ESHUTDOWN) {
+				rc->shutdown++;
+				break;
+			} else if (ret != -ENOBUFS && ret != -ENOMEM) {
+				rc->other++;
+			}
+		}
+		rcu_read_unlock();
+		cond_resched();
+	}
+	return 0;
+}
+
+static unsigned long racers_accepted(struct racer *rc, unsigned int nr)
+{
+	unsigned long n = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		n += READ_ONCE(rc[i].accepted);
+	return n;
+}
+
+static void test_submit_races_destroy(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	static struct tdispatch __rcu *slot;
+	unsigned long shutdown = 0, other = 0;
+	unsigned int cpu, nr = 0, round, i;
+	struct racer *rc;
+
+	cfg.workers = 2;
+	cfg.max_batch = 16;
+	rc = kcalloc(nr_cpu_ids, sizeof(*rc), GFP_KERNEL);
+	if (!T_EXPECT(t, rc))
+		return;
+	for_each_online_cpu(cpu) {
+		rc[nr].slot = &slot;
+		rc[nr].task = kthread_create_on_cpu(racer_fn, &rc[nr], cpu, "tdrace/%u");
+		if (!T_EXPECT(t, !IS_ERR(rc[nr].task)))
+			break;
+		wake_up_process(rc[nr].task);
+		nr++;
+	}
+	for (round = 0; round < race_rounds && !t->failures; round++) {
+		struct recorder *r = rec_start(t, &cfg);
+		unsigned long before;
+
+		if (!r)
+			break;
+		before = racers_accepted(rc, nr);
+		rcu_assign_pointer(slot, r->d);
+		/* Let them get going, then pull the dispatcher from under them. */
+		wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= 64, WAIT_LIMIT);
+		RCU_INIT_POINTER(slot, NULL);
+		T_EXPECT_EQ(t, tdispatch_destroy(r->d, round & 1 ? TDISPATCH_DRAIN :
+						 TDISPATCH_DISCARD, HZ), 0);
+		/* Destroy waited out every section that had the pointer. */
+		T_EXPECT_EQ(t, r->released, racers_accepted(rc, nr) - before);
+		T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
+		rec_free(r);
+	}
+	for (i = 0; i < nr; i++) {
+		kthread_stop(rc[i].task);
+		shutdown += rc[i].shutdown;
+		other += rc[i].other;
+	}
+	t_log(t, "%u rounds, %lu tasks accepted, %lu submissions met -ESHUTDOWN", round,
+	      racers_accepted(rc, nr), shutdown);
+	T_EXPECT_EQ(t, other, 0);
+	/* Bursts straddle the destroy: some must have met it. */
+	T_EXPECT(t, shutdown > 0);
+	kfree(rc);
+}
+
+/*
+ * A ->process() that returns no result: the engine's own redelivery value
+ * first, then garbage.  Both are failures, counted, never redeliveries.
+ */
+static enum tdispatch_result out_of_range(struct recorder *r, struct tdispatch_batch *b,
+					  unsigned int nth)
+{
+	return nth ? 99 : TDISPATCH_NR_RESULTS;
+}
+
+static void test_out_of_range_result_is_a_counted_failure(struct tcase *t)
 {
 	struct recorder *r = rec_start(t, &base_cfg);
-	unsigned long accepted;
-	struct producer *p;
-	unsigned int nr, i;
+	struct tdispatch_stats st;
 
 	if (!r)
 		return;
-	r->free_payloads = 1;
-	p = producers_start(t, r, 0, &nr);
-	if (!p)
-		return;
-	T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= 100, WAIT_LIMIT));
-	/* Destroy under fire: every producer must see -ESHUTDOWN, not a crash. */
-	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DISCARD, 0), 0);
-	accepted = producers_stop(p, nr);
-	for (i = 0; i < nr; i++)
-		T_EXPECT_EQ(t, p[i].last_err, -ESHUTDOWN);
-	T_EXPECT_EQ(t, r->released, accepted);
-	T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
-	kfree(p);
-	rec_free(r);
+	r->decide = out_of_range;
+	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
+	T_EXPECT_EQ(t, submit(r, 2, 2), 0);
+	if (rec_wait_released(t, r, 2)) {
+		tdispatch_get_stats(r->d, &st);
+		check_stats(t, &st);
+		T_EXPECT_EQ(t, r->nr_rec, 2);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_FAILED), 2);
+		T_EXPECT_EQ(t, st.bad_results, 2);
+		T_EXPECT_EQ(t, st.results[TDISPATCH_PERMANENT], 2);
+		T_EXPECT_EQ(t, st.redelivered, 0);
+		T_EXPECT_EQ(t, st.retries, 0);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
 }
 
 static enum tdispatch_result random_result(struct recorder *r,
@@ -759,7 +876,8 @@ static const struct td_case cases[] = {
 	CASE(destroy_discard_cancels_pending),
 	CASE(destroy_drain_times_out),
 	CASE(submit_from_irq_contexts),
-	CASE(submit_after_destroy_begins),
+	CASE(submit_races_destroy),
+	CASE(out_of_range_result_is_a_counted_failure),
 	CASE(per_id_exclusion_under_concurrency),
 	CASE(stress_million_tasks),
 };

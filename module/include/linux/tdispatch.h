@@ -202,7 +202,10 @@ static inline ktime_t tdispatch_task_submitted(const struct tdispatch_task *t)
  * struct tdispatch_ops - what a dispatcher calls back
  * @process: process one batch and say how it went.  Called from a kworker
  *	of the dispatcher's workqueue, in process context; may sleep.  Never
- *	called concurrently for two batches holding the same id.
+ *	called concurrently for two batches holding the same id.  A return
+ *	value outside &enum tdispatch_result is a bug: the batch is treated
+ *	as %TDISPATCH_PERMANENT, counted in &tdispatch_stats.bad_results,
+ *	and one rate-limited line is logged.
  * @release: the dispatcher is done with @t, which ended with @outcome; free
  *	or recycle its payload.  Called exactly once for every accepted task,
  *	in process context with no dispatcher lock held; may sleep and may
@@ -266,6 +269,9 @@ struct tdispatch_config {
  * @results: batches by &enum tdispatch_result.
  * @retries: task retries (tasks put back after CONGESTION or TRANSIENT).
  * @holdoffs: times the acceptor held off because of the shaper.
+ * @bad_results: batches whose ->process() returned a value outside
+ *	&enum tdispatch_result, a driver bug; each was treated as
+ *	%TDISPATCH_PERMANENT and is also counted there.
  * @redelivered: batches put back because their holder went away (the
  *	char device's lease expired or its worker closed the file).
  * @wakeups: times a submission woke the acceptor: only the first task on
@@ -293,6 +299,7 @@ struct tdispatch_stats {
 	u64 retries;
 	u64 holdoffs;
 	u64 redelivered;
+	u64 bad_results;
 	u64 wakeups;
 	u64 delayed;
 	u64 periodic_runs;

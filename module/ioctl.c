@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The parts of /dev/tdispatch's calls that a file's own dispatcher
+ * (user.c) and a published one (named.c) share: the copy-in rules of
+ * growing structs, the submit vector, and the calls that only read or
+ * cancel.  None of them holds a lock across user memory: each copies in,
+ * reaches the dispatcher between td_ctx_enter() and td_ctx_exit(), and
+ * copies out after.
+ */
+#include <linux/minmax.h>
+#include <linux/uaccess.h>
+
+#include <uapi/linux/tdispatch.h>
+
+#include "internal.h"
+
+static_assert(sizeof(struct tdispatch_id) == TDISPATCH_ID_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_query) == TDISPATCH_QUERY_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER1);
+static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER1);
+static_assert(sizeof(struct tdispatch_utask) == TDISPATCH_UTASK_SIZE_VER1);
+
+/*
+ * Copy a growing struct in: at least @ver0 bytes, at most a page, and any
+ * bytes beyond what we know must be zero (E2BIG otherwise).
+ */
+int td_copy_in(void *karg, size_t ksize, const void __user *uarg, size_t ver0)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < ver0)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(karg, ksize, uarg, usize);
+}
+
+/* Copy the kernel's view out, no more than the caller's struct holds. */
+int td_copy_out(void __user *uarg, const void *karg, size_t ksize)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (copy_to_user(uarg, karg, min_t(size_t, usize, ksize)))
+		return -EFAULT;
+	return 0;
+}
+
+/* When a user task may start: absolute, relative to now, or at once (0). */
+ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags)
+{
+	if (!ut->not_before_ns || !(flags & TDISPATCH_SUBMIT_RELATIVE))
+		return ut->not_before_ns;
+	return ktime_add_ns(ktime_get(), min_t(u64, ut->not_before_ns, KTIME_MAX / 2));
+}
+
+/* SUBMIT: a status per task; tasks before a bad element stay accepted. */
+int td_submit_vector(void __user *uarg,
+		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags),
+		     void *ctx)
+{
+	struct tdispatch_submit s;
+	u8 __user *next;
+	u32 i, stride;
+	int ret;
+
+	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_SUBMIT_SIZE_VER0);
+	if (ret)
+		return ret;
+	if ((s.flags & ~TDISPATCH_SUBMIT_RELATIVE) || s.pad ||
+	    !s.count || s.count > TDISPATCH_SUBMIT_MAX)
+		return -EINVAL;
+	stride = s.task_size;
+	if (!stride)
+		stride = s.size < TDISPATCH_SUBMIT_SIZE_VER1 ? TDISPATCH_UTASK_SIZE_VER0 :
+							       TDISPATCH_UTASK_SIZE_VER1;
+	if (stride < TDISPATCH_UTASK_SIZE_VER0 || stride > PAGE_SIZE)
+		return -EINVAL;
+	next = u64_to_user_ptr(s.tasks);
+	s.accepted = 0;
+	for (i = 0; i < s.count; i++, next += stride) {
+		struct tdispatch_utask ut;
+
+		ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
+		if (ret)
+			return ret;
+		ut.status = submit_one(ctx, &ut, s.flags);
+		if (put_user(ut.status, (s32 __user *)(next +
+				offsetof(struct tdispatch_utask, status))))
+			return -EFAULT;
+		s.accepted += !ut.status;
+	}
+	return td_copy_out(uarg, &s, sizeof(s));
+}
+
+/* The argument of the calls that name one id: CANCEL, PERIODIC_DEL. */
+int td_copy_id(void __user *uarg, u64 *id)
+{
+	struct tdispatch_id a;
+	int ret;
+
+	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_ID_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (a.flags)
+		return -EINVAL;
+	*id = a.id;
+	return 0;
+}
+
+int td_ioctl_cancel(const struct td_ctx *c, void __user *uarg)
+{
+	struct tdispatch *d;
+	int idx, ret;
+	u64 id;
+
+	ret = td_copy_id(uarg, &id);
+	if (ret)
+		return ret;
+	d = td_ctx_enter(c, &idx);
+	ret = d ? tdispatch_cancel(d, id) : -ENODEV;
+	td_ctx_exit(c, idx);
+	return ret;
+}
+
+int td_ioctl_query(const struct td_ctx *c, void __user *uarg)
+{
+	struct tdispatch_query q;
+	struct tdispatch *d;
+	int idx, ret;
+
+	ret = td_copy_in(&q, sizeof(q), uarg, TDISPATCH_QUERY_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (q.flags || q.delayed)
+		return -EINVAL;
+	d = td_ctx_enter(c, &idx);
+	if (d)
+		td_query(d, q.id, &q.state, &q.attempts, &q.waiting, &q.delayed);
+	td_ctx_exit(c, idx);
+	return d ? td_copy_out(uarg, &q, sizeof(q)) : -ENODEV;
+}
+
+/* @rejected: tasks refused before the engine saw them; the engine's are added. */
+int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
+		   u64 rejected_calls, u64 events_lost)
+{
+	struct tdispatch_stats_user s;
+	struct tdispatch_stats st;
+	struct tdispatch *d;
+	int idx, ret;
+	u32 usize;
+
+	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_STATS_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (s.flags)
+		return -EINVAL;
+	usize = s.size;
+	d = td_ctx_enter(c, &idx);
+	if (d)
+		tdispatch_get_stats(d, &st);
+	td_ctx_exit(c, idx);
+	if (!d)
+		return -ENODEV;
+	s = (struct tdispatch_stats_user) {
+		/* What the caller gets, not what the kernel knows. */
+		.size = min_t(u32, usize, sizeof(s)),
+		.accepted = st.accepted,
+		.rejected = st.rejected + rejected,
+		.queued = st.queued,
+		.pending = st.pending,
+		.in_flight = st.in_flight,
+		.done = st.done,
+		.failed = st.failed,
+		.overridden = st.overridden,
+		.expired = st.expired,
+		.dropped = st.dropped,
+		.cancelled = st.cancelled,
+		.batches = st.batches,
+		.retries = st.retries,
+		.holdoffs = st.holdoffs,
+		.redelivered = st.redelivered,
+		.rejected_calls = rejected_calls,
+		.events_lost = events_lost,
+		.delayed = st.delayed,
+		.periodic_runs = st.periodic_runs,
+	};
+	return td_copy_out(uarg, &s, sizeof(s));
+}

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * No call of /dev/tdispatch holds a lock that others need while it
+ * touches user memory.  Each test parks one thread's call inside a copy
+ * to or from a page that a userfaultfd holds (write-protected, or not
+ * there at all), awaits the fault's message to know the call is stuck
+ * there, and then requires that close(), LIST, ATTACH, TAKE, withdrawing
+ * the test driver's dispatcher and unloading the test driver all finish
+ * within a few seconds.  Only then is the fault resolved, and the parked
+ * call must end cleanly.
+ *
+ * Needs root (userfaultfd for kernel faults) and, for the named cases,
+ * the test driver tdispatch_testdrv.ko; skips without them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/userfaultfd.h>
+
+#include <linux/tdispatch.h>
+
+#include "kselftest_harness.h"
+#include "tdispatch_helpers.h"
+
+#define TESTDRV_KO	"/lib/tdispatch/testdrv/tdispatch_testdrv.ko"
+#define RW		"testdrv-rw"
+/* What "a few seconds" is: everything here takes milliseconds. */
+#define PROMPT_NS	(5 * SEC)
+
+/* A page whose writes (WP) or any access (MISSING) wait for the test. */
+struct td_trap {
+	int uffd;
+	char *page;
+	bool wp;
+};
+
+static int td_trap_set(struct td_trap *t, bool wp)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = wp ? UFFDIO_REGISTER_MODE_WP :
+						    UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_writeprotect prot = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+	t->wp = wp;
+	t->uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (t->uffd < 0 || ioctl(t->uffd, UFFDIO_API, &api))
+		return -errno;
+	t->page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->page == MAP_FAILED)
+		return -errno;
+	/* Write protection needs the page there; MISSING needs it not. */
+	if (wp)
+		memset(t->page, 0, PAGE);
+	reg.range = (struct uffdio_range) { .start = uptr(t->page), .len = PAGE };
+	if (ioctl(t->uffd, UFFDIO_REGISTER, &reg))
+		return -errno;
+	prot.range = reg.range;
+	if (wp && ioctl(t->uffd, UFFDIO_WRITEPROTECT, &prot))
+		return -errno;
+	return 0;
+}
+
+/* Await the fault: the parked call is inside its copy now. */
+static int td_trap_sprung(struct td_trap *t)
+{
+	struct uffd_msg msg;
+	int ret = td_poll(t->uffd, POLLIN, WAIT_MS);
+
+	if (ret <= 0)
+		return ret ? ret : -ETIMEDOUT;
+	if (read(t->uffd, &msg, sizeof(msg)) != sizeof(msg))
+		return -errno;
+	return msg.event == UFFD_EVENT_PAGEFAULT ? 0 : -EPROTO;
+}
+
+/* Let the parked call go on. */
+static int td_trap_release(struct td_trap *t)
+{
+	struct uffdio_range range = { .start = uptr(t->page), .len = PAGE };
+	struct uffdio_writeprotect prot = { .range = range };
+	struct uffdio_zeropage zero = { .range = range };
+
+	if (t->wp)
+		return ioctl(t->uffd, UFFDIO_WRITEPROTECT, &prot) ? -errno : 0;
+	return ioctl(t->uffd, UFFDIO_ZEROPAGE, &zero) ? -errno : 0;
+}
+
+static void td_trap_close(struct td_trap *t)
+{
+	if (t->page != MAP_FAILED)
+		munmap(t->page, PAGE);
+	if (t->uffd >= 0)
+		close(t->uffd);
+}
+
+/* A call parked on its own thread: @fn(@fd, @arg) -> ret, -errno. */
+struct td_parked {
+	pthread_t thread;
+	long (*fn)(int fd, void *arg);
+	int fd;
+	void *arg;
+	long ret;
+};
+
+static void *td_parked_run(void *p)
+{
+	struct td_parked *c = p;
+
+	c->ret = c->fn(c->fd, c->arg);
+	return NULL;
+}
+
+static long td_call(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+static long td_list_call(int fd, void *arg)
+{
+	return td_call(fd, TDISPATCH_IOC_LIST, arg);
+}
+
+static long td_stats_call(int fd, void *arg)
+{
+	return td_call(fd, TDISPATCH_IOC_STATS, arg);
+}
+
+static long td_take_call(int fd, void *arg)
+{
+	return td_call(fd, TDISPATCH_IOC_TAKE, arg);
+}
+
+static long td_submit_call(int fd, void *arg)
+{
+	return td_call(fd, TDISPATCH_IOC_SUBMIT, arg);
+}
+
+static int td_attach(int fd, const char *name, __u32 flags)
+{
+	struct tdispatch_attach a = { .size = sizeof(a), .flags = flags };
+
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	return ioctl(fd, TDISPATCH_IOC_ATTACH, &a) ? -errno : 0;
+}
+
+/* rmmod and insmod the test driver: 0 or -errno. */
+static int td_reload_testdrv(void)
+{
+	int ko, ret = 0;
+
+	if (syscall(__NR_delete_module, "tdispatch_testdrv", O_NONBLOCK))
+		return -errno;
+	ko = open(TESTDRV_KO, O_RDONLY | O_CLOEXEC);
+	if (ko < 0)
+		return -errno;
+	if (syscall(__NR_finit_module, ko, "", 0))
+		ret = -errno;
+	close(ko);
+	return ret;
+}
+
+/* @call, which must return 0 and take less than PROMPT_NS. */
+#define EXPECT_PROMPT(what, call) do {						\
+	const char *__what = (what);						\
+	__u64 __t0 = now_ns();							\
+	long __ret = (call);							\
+	__u64 __took = now_ns() - __t0;					\
+	EXPECT_EQ(0, __ret) TH_LOG("%s: %s", __what, strerror(-__ret));	\
+	EXPECT_GT(PROMPT_NS, __took) TH_LOG("%s took %llu ms", __what, __took / MSEC); \
+} while (0)
+
+static long td_close_dup(int fd)
+{
+	int d = dup(fd);
+
+	return d < 0 || close(d) ? -errno : 0;
+}
+
+FIXTURE(uffd) {
+	struct td_trap trap;
+	struct td_parked parked;
+	bool testdrv;
+	bool started;
+};
+
+FIXTURE_VARIANT(uffd) {
+	bool wp;
+};
+
+FIXTURE_SETUP(uffd)
+{
+	int fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC), ret;
+
+	self->trap = (struct td_trap) { .uffd = -1, .page = MAP_FAILED };
+	if (fd < 0)
+		SKIP(return, "no %s: tdispatch.ko is not loaded", TD_DEV_PATH);
+	close(fd);
+	self->testdrv = !access(TD_PUBLISHED, W_OK) && !access(TESTDRV_KO, R_OK);
+	if (self->testdrv)
+		ASSERT_EQ(0, td_publish(1));
+	ret = td_trap_set(&self->trap, variant->wp);
+	if (ret)
+		SKIP(return, "userfaultfd %s: %s", variant->wp ? "WP" : "MISSING",
+		     strerror(-ret));
+}
+
+FIXTURE_TEARDOWN(uffd)
+{
+	if (self->started) {
+		td_trap_release(&self->trap);
+		pthread_join(self->parked.thread, NULL);
+	}
+	td_trap_close(&self->trap);
+	if (self->testdrv)
+		td_publish(1);
+}
+
+/* Copies out: the page is there but writes wait. */
+FIXTURE_VARIANT_ADD(uffd, copy_out) {
+	.wp = true,
+};
+
+/* Copies in: the page is not there. */
+FIXTURE_VARIANT_ADD(uffd, copy_in) {
+	.wp = false,
+};
+
+/* Start @call(@file, @call_arg) on a thread of its own; await it on the trap. */
+#define td_park(call, file, call_arg) do {					\
+	self->parked = (struct td_parked) {					\
+		.fn = (call), .fd = (file), .arg = (call_arg),			\
+	};									\
+	ASSERT_EQ(0, pthread_create(&self->parked.thread, NULL, td_parked_run,	\
+				    &self->parked));				\
+	self->started = true;							\
+	ASSERT_EQ(0, td_trap_sprung(&self->trap))				\
+		TH_LOG("the call never reached the page");			\
+} while (0)
+
+/* Let the parked call go; it must end with @want. */
+#define td_unpark(want) do {							\
+	long __want = (want);							\
+	ASSERT_EQ(0, td_trap_release(&self->trap));				\
+	ASSERT_EQ(0, pthread_join(self->parked.thread, NULL));			\
+	self->started = false;							\
+	EXPECT_EQ(__want, self->parked.ret)					\
+		TH_LOG("the parked call: %s", strerror(-self->parked.ret));	\
+} while (0)
+
+/* The driver can withdraw, go and come back; others list and attach. */
+static void td_driver_goes_and_comes(struct __test_metadata *_metadata, bool testdrv)
+{
+	struct tdispatch_entry e[8];
+	struct tdispatch_list l = {
+		.size = sizeof(l), .entries = uptr(e), .max_entries = 8,
+	};
+	int fd = td_open(_metadata), fd2 = td_open(_metadata);
+
+	EXPECT_PROMPT("another file's LIST", td_call(fd, TDISPATCH_IOC_LIST, &l));
+	if (testdrv) {
+		EXPECT_PROMPT("another file's ATTACH", td_attach(fd2, RW, 0));
+		EXPECT_PROMPT("withdraw " RW, td_publish(0));
+		EXPECT_PROMPT("publish " RW " again", td_publish(1));
+		EXPECT_PROMPT("rmmod and insmod the test driver", td_reload_testdrv());
+	}
+	close(fd);
+	close(fd2);
+}
+
+/* LIST's entries on the page. */
+TEST_F(uffd, list_holds_up_no_publish_attach_or_rmmod)
+{
+	struct tdispatch_list l = {
+		.size = sizeof(l), .entries = uptr(self->trap.page), .max_entries = 8,
+	};
+	int fd = td_open(_metadata);
+
+	if (!variant->wp)
+		SKIP(close(fd); return, "LIST only copies out");
+	td_park(td_list_call, fd, &l);
+	td_driver_goes_and_comes(_metadata, self->testdrv);
+	EXPECT_PROMPT("close a dup of the parked file", td_close_dup(fd));
+	td_unpark(0);
+	close(fd);
+}
+
+/* An attached file's STATS, the whole struct on the page (read, then written). */
+TEST_F(uffd, named_stats_hold_up_no_withdrawal_or_rmmod)
+{
+	struct tdispatch_stats_user *st = (void *)self->trap.page;
+	int fd = td_open(_metadata);
+
+	if (!self->testdrv)
+		SKIP(close(fd); return, "the test driver is not loaded");
+	ASSERT_EQ(0, td_attach(fd, RW, 0));
+	if (variant->wp) {
+		/* Readable as it is: the size field says how much to write. */
+		struct uffdio_writeprotect prot = {
+			.range = { .start = uptr(st), .len = PAGE },
+		};
+
+		ASSERT_EQ(0, ioctl(self->trap.uffd, UFFDIO_WRITEPROTECT, &prot));
+		st->size = sizeof(*st);
+		prot.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+		ASSERT_EQ(0, ioctl(self->trap.uffd, UFFDIO_WRITEPROTECT, &prot));
+	}
+	td_park(td_stats_call, fd, st);
+	td_driver_goes_and_comes(_metadata, true);
+	EXPECT_PROMPT("close a dup of the parked file", td_close_dup(fd));
+	/* Copying in it had not reached the dispatcher, which is gone now. */
+	td_unpark(variant->wp ? 0 : -EINVAL);
+	close(fd);
+}
+
+/* An attached file's SUBMIT with its payload on the page. */
+TEST_F(uffd, named_submit_holds_up_no_withdrawal_or_rmmod)
+{
+	struct tdispatch_utask ut = {
+		.id = 1, .payload = uptr(self->trap.page), .payload_len = 16,
+	};
+	struct tdispatch_submit s = {
+		.size = sizeof(s), .tasks = uptr(&ut), .count = 1,
+	};
+	int fd = td_open(_metadata);
+
+	if (!self->testdrv || variant->wp)
+		SKIP(close(fd); return, "a payload is only copied in; needs the test driver");
+	ASSERT_EQ(0, td_attach(fd, RW, TDISPATCH_ATTACH_SUBMIT));
+	td_park(td_submit_call, fd, &s);
+	td_driver_goes_and_comes(_metadata, true);
+	td_unpark(0);
+	/* It reached for the dispatcher only after its copy, and found it gone. */
+	EXPECT_EQ(0, s.accepted);
+	EXPECT_EQ(-ENODEV, ut.status);
+	close(fd);
+}
+
+/*
+ * TAKE with its task array on the page: the file's kworkers, its other
+ * takers, COMPLETE, STATS and close() go on; the batch is the taker's
+ * once the copy ends, and every task is accounted for.
+ */
+TEST_F_TIMEOUT(uffd, take_holds_up_no_other_taker_or_close, 60)
+{
+	struct tdispatch_ltask *lt = (void *)self->trap.page;
+	struct tdispatch_create c;
+	struct tdispatch_stats_user st;
+	struct tdispatch_take tk;
+	struct td_pl pl[2] = { { .id = 1 }, { .id = 2 } };
+	struct tdispatch_utask ut[2];
+	struct td_taken other;
+	static char buf[TDISPATCH_PAYLOAD_MAX];
+	int fd = td_open(_metadata), i;
+
+	if (!variant->wp)
+		SKIP(close(fd); return, "TAKE only copies out");
+	td_cfg_base(&c, "uffd-take", 1, 0);
+	c.workers = 2;
+	td_create(_metadata, fd, &c);
+	for (i = 0; i < 2; i++)
+		ut[i] = (struct tdispatch_utask) {
+			.id = i + 1, .payload = uptr(&pl[i]), .payload_len = sizeof(pl[i]),
+		};
+	ASSERT_EQ(2, td_submit_vec(fd, ut, 2));
+	tk = (struct tdispatch_take) {
+		.size = sizeof(tk), .tasks = uptr(lt), .buf = uptr(buf),
+		.max_tasks = 1, .buf_len = sizeof(buf), .timeout_ns = WAIT_NS,
+	};
+	td_park(td_take_call, fd, &tk);
+
+	EXPECT_PROMPT("close a dup of the taking file", td_close_dup(fd));
+	EXPECT_PROMPT("the other batch's TAKE", td_take(fd, &other, 0, WAIT_NS));
+	EXPECT_EQ(1, other.tk.nr);
+	EXPECT_PROMPT("its COMPLETE", td_complete(fd, other.tk.batch, TDISPATCH_RESULT_SUCCESS));
+	EXPECT_PROMPT("STATS", td_stats_try(fd, &st));
+	EXPECT_TRUE(td_equation_holds(&st));
+
+	td_unpark(0);
+	EXPECT_EQ(1, tk.nr);
+	EXPECT_NE(other.tk.batch, tk.batch);
+	EXPECT_NE(other.t[0].id, lt[0].id);
+	ASSERT_EQ(0, td_complete(fd, tk.batch, TDISPATCH_RESULT_SUCCESS));
+	/* Both done once the kworkers have filed them. */
+	for (i = 0; i < WAIT_MS; i++) {
+		td_stats(_metadata, fd, &st);
+		if (st.done == 2)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(2, st.done);
+	EXPECT_EQ(0, st.redelivered);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
