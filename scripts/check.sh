@@ -5,6 +5,8 @@
 # kernel log; prove the judge with planted bugs; print the totals.
 #   KERNELS="6.1 6.12 debug"  which kernels to test (default: all three)
 #   VM_TIMEOUT=900            seconds before a VM counts as hung
+#   VM_STALL=90               seconds without the guest's heartbeat before
+#                             the VM counts as stalled (then retried once)
 #   LINT=0                    skip the static checks (for quick iterations)
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +25,26 @@ summary=$TD_BUILD/summary
 : >"$summary"
 status=0
 total_pass=0 total_fail=0
+retries=0
+
+# Boot a VM; a stalled one (exit 3, see vm-run.sh) is retried once, and the
+# retry is reported in the summary and counted; a second stall fails.
+run_vm() {
+	name=${1##*/} logdir=$4
+	"$TD_TOP/scripts/vm-run.sh" "$@" && return 0
+	[ -e "$logdir/stall" ] || return 0
+	retries=$((retries + 1))
+	{
+		echo "  $name: VM STALLED, retried once:"
+		sed 's/^/    /' "$logdir/stall"
+	} >>"$summary"
+	cp "$logdir/console.log" "$logdir/console.stalled.log" 2>/dev/null || true
+	"$TD_TOP/scripts/vm-run.sh" "$@" && return 0
+	if [ -e "$logdir/stall" ]; then
+		echo "  $name: VM STALLED AGAIN: $(head -n 1 "$logdir/stall")" >>"$summary"
+		status=1
+	fi
+}
 
 for k in $kernels; do
 	td_kernel "$k"
@@ -31,7 +53,7 @@ for k in $kernels; do
 	td_build_modules "$td_kdir" "$out"
 	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user"
 	td_log "kernel $k: booting $td_kimg"
-	"$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" check "$out/log" "$tmo" || true
+	run_vm "$td_kimg" "$out/initrd.gz" check "$out/log" "$tmo"
 	if ! "$TD_TOP/scripts/ktap.py" "$k" "$out/log" >>"$summary"; then
 		status=1
 	fi
@@ -55,7 +77,7 @@ case " $kernels " in
 	cp "$out/src/"*.ko "$out/mod/plant/"
 	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user"
 	td_log "harness self-test: booting the debug kernel with planted bugs"
-	"$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" planted "$out/log" "$tmo" || true
+	run_vm "$td_kimg" "$out/initrd.gz" planted "$out/log" "$tmo"
 	"$TD_TOP/scripts/ktap.py" --expect-planted planted "$out/log" >>"$summary" || status=1
 	;;
 esac
@@ -64,5 +86,6 @@ echo
 echo "== tdispatch check summary ($(( $(date +%s) - t0 ))s) =="
 cat "$summary"
 [ "$status" = 0 ] && [ "$total_fail" = 0 ] || echo "FAILED"
+echo "VM retries after a stall: $retries"
 echo "$total_pass passed, $total_fail failed"
 [ "$status" = 0 ] && [ "$total_fail" = 0 ]

@@ -7,6 +7,13 @@
 #   MODE demo|shell: the console is this terminal (Ctrl-A X leaves QEMU).
 # QEMU runs with -no-reboot and the VM's init ends with reboot -f, and a
 # panic reboots at once, so the VM always exits.
+#
+# A guest can also stall (TCG on a busy host: an IPI or a timer that never
+# comes).  The guest's init prints a heartbeat to the console every few
+# seconds; a watchdog here kills the VM when no heartbeat came for
+# VM_STALL seconds (default 90) or when the console shows an RCU stall, a
+# soft lockup or a hung task, and writes the reason and the console's last
+# lines to LOGDIR/stall.  Exit status 3 then: the caller may retry.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -18,13 +25,48 @@ set -- qemu-system-x86_64 -accel tcg -smp 2 -m 2G -nodefaults -no-reboot \
 case "$mode" in
 check|planted|bench)
 	mkdir -p "$logdir"
-	rm -f "$logdir/console.log" "$logdir/results.log"
+	rm -f "$logdir/console.log" "$logdir/results.log" "$logdir/stall"
 	start=$(date +%s)
-	rc=0
+	stall=${VM_STALL:-90}
 	timeout -k 10 "$tmo" "$@" -append "$append" \
 		-serial "file:$logdir/console.log" \
-		-serial "file:$logdir/results.log" </dev/null || rc=$?
+		-serial "file:$logdir/results.log" </dev/null &
+	qemu=$!
+	reason=
+	last=$start seen=
+	while kill -0 "$qemu" 2>/dev/null; do
+		sleep 2
+		now=$(date +%s)
+		beat=$(grep -c '^TD-HEARTBEAT' "$logdir/console.log" 2>/dev/null || true)
+		if [ "$beat" != "$seen" ]; then
+			seen=$beat last=$now
+		elif [ $((now - last)) -ge "$stall" ]; then
+			reason="no heartbeat from the guest for $((now - last))s"
+		fi
+		if grep -qE 'rcu: INFO: rcu_.* detected stalls|rcu_.* self-detected stall|soft lockup - CPU|INFO: task .* blocked for more than' \
+			"$logdir/console.log" 2>/dev/null; then
+			# Give the report a moment to reach the log whole.
+			sleep 5
+			reason=$(grep -m1 -E 'detected stall|soft lockup|blocked for more than' \
+				"$logdir/console.log" | sed 's/^\[[ 0-9.]*\] //')
+		fi
+		if [ -n "$reason" ]; then
+			kill "$qemu" 2>/dev/null
+			{
+				echo "VM stalled after $((now - start))s: $reason"
+				echo "last console lines:"
+				tail -n 20 "$logdir/console.log" | sed 's/^/  /'
+			} >"$logdir/stall"
+			break
+		fi
+	done
+	rc=0
+	wait "$qemu" || rc=$?
 	echo "$(( $(date +%s) - start ))" >"$logdir/seconds"
+	if [ -n "$reason" ]; then
+		td_log "VM killed: $reason"
+		exit 3
+	fi
 	[ "$rc" = 124 ] && td_log "VM killed after ${tmo}s timeout"
 	exit "$rc"
 	;;
