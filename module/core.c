@@ -41,14 +41,21 @@ static void td_free(struct tdispatch *d)
  *	the dispatcher
  * @priv: returned by tdispatch_priv()
  *
- * Process context; may sleep.  Its memory is charged to the caller's
- * memory cgroup (or the one set with set_active_memcg()).
+ * Process context; may sleep.
  *
  * Return: the dispatcher, or ERR_PTR(-EINVAL) for a bad config or ops,
  * ERR_PTR(-ENOMEM), or the error of starting the acceptor kthread.
  */
 struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 				   const struct tdispatch_ops *ops, void *priv)
+{
+	return td_create(cfg, ops, priv, GFP_KERNEL);
+}
+EXPORT_SYMBOL_GPL(tdispatch_create);
+
+/* A dispatcher whose memory is allocated with @gfp: the char device charges it. */
+struct tdispatch *td_create(const struct tdispatch_config *cfg,
+			    const struct tdispatch_ops *ops, void *priv, gfp_t gfp)
 {
 	struct task_struct *acceptor;
 	struct tdispatch *d;
@@ -59,7 +66,7 @@ struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 	if (!cfg || !ops || !ops->process || !ops->release || !td_config_valid(cfg))
 		return ERR_PTR(-EINVAL);
 
-	d = kzalloc(struct_size(d, slots, cfg->workers), TD_GFP_USER);
+	d = kzalloc(struct_size(d, slots, cfg->workers), gfp);
 	if (!d)
 		return ERR_PTR(-ENOMEM);
 	d->nr_slots = cfg->workers;
@@ -78,8 +85,8 @@ struct tdispatch *tdispatch_create(const struct tdispatch_config *cfg,
 	td_shaper_init(&d->shaper, cfg->congestion_delay_ns, cfg->transient_delay_ns);
 
 	d->task_array = kvcalloc(cfg->workers * cfg->max_batch,
-				 sizeof(*d->task_array), TD_GFP_USER);
-	d->input = alloc_percpu_gfp(struct td_input, TD_GFP_USER);
+				 sizeof(*d->task_array), gfp);
+	d->input = alloc_percpu_gfp(struct td_input, gfp);
 	if (!d->task_array || !d->input)
 		goto nomem;
 	for_each_possible_cpu(cpu)
@@ -109,7 +116,6 @@ nomem:
 	td_free(d);
 	return ERR_PTR(-ENOMEM);
 }
-EXPORT_SYMBOL_GPL(tdispatch_create);
 
 /**
  * tdispatch_priv() - the private pointer given to tdispatch_create()

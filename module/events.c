@@ -33,17 +33,31 @@ void td_events_free(struct td_events *ev)
 	ev->ring = NULL;
 }
 
+/* Readers of @d that @uid holds; they are few, see td_events_attach(). */
+static unsigned int td_events_held(struct tdispatch *d, kuid_t uid)
+{
+	struct td_events *ev;
+	unsigned int n = 0;
+
+	list_for_each_entry(ev, &d->observers, node)
+		n += uid_eq(ev->uid, uid);
+	return n;
+}
+
 /*
  * The engine reports every outcome to the readers on its observer list,
  * each costing the acceptor or a worker a ring push: -EBUSY beyond
- * max_observers of them.
+ * max_observers of them, or beyond a quarter of that for one user (unless
+ * CAP_SYS_RESOURCE), so that one user cannot take every place.
  */
 int td_events_attach(struct tdispatch *d, struct td_events *ev)
 {
+	unsigned int cap = td_limit_observers();
 	int ret = 0;
 
 	spin_lock(&d->observers_lock);
-	if (d->nr_observers >= td_limit_observers()) {
+	if (d->nr_observers >= cap ||
+	    (!ev->exempt && td_events_held(d, ev->uid) >= max(cap / 4, 1U))) {
 		ret = -EBUSY;
 	} else {
 		list_add_tail(&ev->node, &d->observers);

@@ -229,6 +229,12 @@ bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
 void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_kick(struct tdispatch *d);
+struct tdispatch *td_create(const struct tdispatch_config *cfg,
+			    const struct tdispatch_ops *ops, void *priv, gfp_t gfp);
+struct tdispatch_task *td_task_alloc(gfp_t gfp);
+void td_task_free(struct tdispatch_task *t);
+int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
+		   ktime_t not_before, ktime_t deadline);
 void td_stop_batches(struct tdispatch *d);
 void td_batch_redeliver(struct tdispatch_batch *b);
 bool td_idle(struct tdispatch *d);
@@ -250,6 +256,8 @@ struct td_events {
 	spinlock_t lock;		/* the ring */
 	struct mutex read_lock;		/* one reader at a time */
 	wait_queue_head_t *wait;	/* the reader's file's */
+	kuid_t uid;			/* whose, for the per-user share */
+	bool exempt;			/* CAP_SYS_RESOURCE: no per-user share */
 	struct tdispatch_event *ring;
 	u32 cap, head, count;
 	u64 seq, lost, lost_total;
@@ -340,6 +348,8 @@ struct td_charge {
 };
 
 int td_limit_charge(struct td_charge *c, const struct file *file, enum td_limit what);
+kuid_t td_limit_uid(const struct file *file);
+bool td_limit_exempt(const struct file *file);
 void td_limit_uncharge(struct td_charge *c);
 unsigned int td_limit_observers(void);
 void td_limit_refused_observer(void);

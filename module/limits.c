@@ -10,7 +10,10 @@
  * against the user who opened the file (its real uid, as RLIMIT_NPROC
  * and inotify's max_user_instances count) and against the system, like
  * inotify's limits; memory is charged to the opener's memory cgroup
- * besides (chardev.c).  CAP_SYS_RESOURCE in the opener's credentials
+ * besides (chardev.c).  An opener inside a user namespace counts as the
+ * owner of the outermost namespace below the initial one, so that a user
+ * with subordinate ids cannot multiply its share by switching among them.
+ * CAP_SYS_RESOURCE in the opener's credentials (in the initial namespace)
  * lifts the per-user limits, as it lifts rlimits; the system-wide ones
  * hold for everyone.
  */
@@ -21,6 +24,7 @@
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/user_namespace.h>
 
 #include "internal.h"
 
@@ -37,7 +41,7 @@ MODULE_PARM_DESC(max_user_dispatchers,
 static unsigned int max_observers = 64;
 module_param(max_observers, uint, 0644);
 MODULE_PARM_DESC(max_observers,
-		 "Most event readers on one dispatcher (EBUSY beyond; default 64)");
+		 "Most event readers on one dispatcher, a quarter of them per user (EBUSY beyond; default 64)");
 
 static unsigned int max_user_observers = 128;
 module_param(max_user_observers, uint, 0644);
@@ -66,6 +70,23 @@ static struct td_uid *td_uid_find(kuid_t uid)
 	return NULL;
 }
 
+/* Whom @file's opener counts as. */
+kuid_t td_limit_uid(const struct file *file)
+{
+	const struct user_namespace *ns = file->f_cred->user_ns;
+
+	if (ns == &init_user_ns)
+		return file->f_cred->uid;
+	while (ns->parent != &init_user_ns)
+		ns = ns->parent;
+	return ns->owner;
+}
+
+bool td_limit_exempt(const struct file *file)
+{
+	return file_ns_capable(file, &init_user_ns, CAP_SYS_RESOURCE);
+}
+
 static unsigned int td_user_limit(enum td_limit what)
 {
 	if (what == TD_LIMIT_DISPATCHER)
@@ -86,8 +107,8 @@ static unsigned int td_user_limit(enum td_limit what)
  */
 int td_limit_charge(struct td_charge *c, const struct file *file, enum td_limit what)
 {
-	bool exempt = file_ns_capable(file, &init_user_ns, CAP_SYS_RESOURCE);
-	kuid_t uid = file->f_cred->uid;
+	bool exempt = td_limit_exempt(file);
+	kuid_t uid = td_limit_uid(file);
 	struct td_uid *u, *spare;
 	int ret = 0;
 

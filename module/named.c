@@ -63,20 +63,27 @@ DEFINE_STATIC_SRCU(td_named_srcu);
 
 /*
  * The call's dispatcher, or NULL once a published one was withdrawn; exit
- * with td_ctx_exit().  A file's own needs no section, but takes one all
- * the same: it costs next to nothing and keeps the pair unconditional.
+ * with td_ctx_exit().  A file's own lives as long as the file and takes no
+ * section, so that its calls never hold up a driver's unpublish.
  */
 struct tdispatch *td_ctx_enter(const struct td_ctx *c, int *idx)
 	__acquires(&td_named_srcu)
 {
+	if (c->d) {
+		__acquire(&td_named_srcu);
+		return c->d;
+	}
 	*idx = srcu_read_lock(&td_named_srcu);
-	return c->d ?: srcu_dereference(c->pub->d, &td_named_srcu);
+	return srcu_dereference(c->pub->d, &td_named_srcu);
 }
 
 void td_ctx_exit(const struct td_ctx *c, int idx)
 	__releases(&td_named_srcu)
 {
-	srcu_read_unlock(&td_named_srcu, idx);
+	if (c->d)
+		__release(&td_named_srcu);
+	else
+		srcu_read_unlock(&td_named_srcu, idx);
 }
 
 static const struct tdispatch_publish td_root_only = {
@@ -215,7 +222,7 @@ int td_named_list(void __user *uarg, const struct cred *cred)
 	struct tdispatch_entry *ents = NULL;
 	struct tdispatch_list l;
 	struct td_pub *pub;
-	u32 n = 0;
+	u32 n = 0, room;
 	int ret;
 
 	ret = td_copy_in(&l, sizeof(l), uarg, TDISPATCH_LIST_SIZE_VER0);
@@ -223,18 +230,21 @@ int td_named_list(void __user *uarg, const struct cred *cred)
 		return ret;
 	if (l.flags)
 		return -EINVAL;
+	/* Sized first and filled after, so nothing allocates under the lock. */
+	room = min(l.max_entries, READ_ONCE(td_registry_len));
+	if (room) {
+		ents = kvcalloc(room, sizeof(*ents), TD_GFP_USER);
+		if (!ents)
+			return -ENOMEM;
+	}
 	mutex_lock(&td_registry_lock);
 	l.count = td_registry_len;
-	if (l.max_entries && l.count) {
-		ents = kvcalloc(min(l.max_entries, l.count), sizeof(*ents), TD_GFP_USER);
-		if (!ents)
-			ret = -ENOMEM;
-	}
 	list_for_each_entry(pub, &td_registry, node) {
-		struct tdispatch_entry *e = &ents[n];
+		struct tdispatch_entry *e;
 
-		if (!ents || n >= l.max_entries)
+		if (n >= room)
 			break;
+		e = &ents[n];
 		*e = (struct tdispatch_entry) {
 			.uid = from_kuid_munged(current_user_ns(), pub->acc.uid),
 			.gid = from_kgid_munged(current_user_ns(), pub->acc.gid),
@@ -315,6 +325,8 @@ int td_named_attach(struct td_file *f, const struct file *file, void __user *uar
 		ret = td_limit_charge(&a->charge, file, TD_LIMIT_OBSERVER);
 		if (!ret && td_events_init(&a->events, at.event_queue, &f->wait))
 			ret = -ENOMEM;
+		a->events.uid = td_limit_uid(file);
+		a->events.exempt = td_limit_exempt(file);
 		if (ret) {
 			td_attach_free(a);
 			return ret;
@@ -363,6 +375,7 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		.deadline = ut->deadline_ns,
 		.not_before = td_not_before(ut, flags),
 	};
+	struct tdispatch_task *t;
 	void *data, *payload;
 	struct tdispatch *d;
 	int idx, ret;
@@ -378,23 +391,28 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		goto rejected;
 	}
 	kt.data = data;
+	/* Our own allocation too: nothing of ours reclaims inside the section. */
+	t = td_task_alloc(TD_GFP_USER);
 	d = td_ctx_enter(&a->ctx, &idx);
 	if (!d) {
 		td_ctx_exit(&a->ctx, idx);
-		kfree(data);
-		return -ENODEV;
+		ret = -ENODEV;
+		payload = NULL;
+		goto out;
 	}
 	payload = pub->acc.user_payload(d, &kt);
 	if (IS_ERR(payload)) {
 		ret = PTR_ERR(payload);
 	} else {
 		/* The engine counts its own refusals. */
-		ret = tdispatch_submit_delayed(d, kt.id, payload, kt.not_before,
-					       kt.deadline, TD_GFP_USER);
+		ret = td_submit_task(d, t, kt.id, payload, kt.not_before, kt.deadline);
 		if (ret)
 			pub->acc.user_free(d, payload);
 	}
 	td_ctx_exit(&a->ctx, idx);
+out:
+	if (ret && t)
+		td_task_free(t);
 	kfree(data);
 	if (!IS_ERR(payload))
 		return ret;

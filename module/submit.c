@@ -14,19 +14,32 @@
 #include "internal.h"
 #include "trace.h"
 
-static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_before,
-		     ktime_t deadline, gfp_t gfp)
+struct tdispatch_task *td_task_alloc(gfp_t gfp)
 {
-	/* First: an allocation that may sleep cannot sit in the section below. */
-	struct tdispatch_task *t = kmem_cache_alloc(td_task_cache, gfp);
+	return kmem_cache_alloc(td_task_cache, gfp);
+}
+
+void td_task_free(struct tdispatch_task *t)
+{
+	kmem_cache_free(td_task_cache, t);
+}
+
+/*
+ * Submit @t, allocated by the caller with td_task_alloc(), or NULL if that
+ * failed (counted as rejected here).  On failure @t is the caller's to
+ * free.  Callable from any context: it neither allocates nor sleeps.
+ */
+int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
+		   ktime_t not_before, ktime_t deadline)
+{
 	struct td_input *in;
 	ktime_t now;
 	int ret;
 
 	/*
-	 * From here to the end @d is only touched with preemption off, which
-	 * tdispatch_destroy() waits out with synchronize_rcu() after setting
-	 * ->dead; and off, the CPU cannot change under this_cpu_inc().
+	 * @d is only touched with preemption off, which tdispatch_destroy()
+	 * waits out with synchronize_rcu() after setting ->dead; and off,
+	 * the CPU cannot change under this_cpu_inc().
 	 */
 	preempt_disable();
 	in = this_cpu_ptr(d->input);
@@ -38,7 +51,8 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_bef
 		ret = -ESHUTDOWN;
 		goto rejected;
 	}
-	if (in->added - READ_ONCE(in->drained) >= d->cfg.max_input) {
+	/* An interrupt's submission may bump ->added under us: read it once. */
+	if (this_cpu_read(d->input->added) - READ_ONCE(in->drained) >= d->cfg.max_input) {
 		ret = -ENOBUFS;
 		goto rejected;
 	}
@@ -74,8 +88,18 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_bef
 rejected:
 	this_cpu_inc(d->input->rejected);
 	preempt_enable();
-	if (t)
-		kmem_cache_free(td_task_cache, t);
+	return ret;
+}
+
+/* The allocation first: one that may sleep cannot sit in td_submit_task(). */
+static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_before,
+		     ktime_t deadline, gfp_t gfp)
+{
+	struct tdispatch_task *t = td_task_alloc(gfp);
+	int ret = td_submit_task(d, t, id, payload, not_before, deadline);
+
+	if (ret && t)
+		td_task_free(t);
 	return ret;
 }
 

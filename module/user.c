@@ -22,7 +22,7 @@
 
 #define TD_USER_MAX_BUFFER	65536U
 #define TD_USER_MAX_BATCH	1024U
-#define TD_USER_MAX_BYTES	(16U << 20)	/* payload bytes held per dispatcher */
+#define TD_USER_MAX_BYTES	(16U << 20)	/* task bytes held per dispatcher */
 #define TD_USER_MAX_DELAYED	SZ_1M
 #define TD_LEASE_MIN_NS		NSEC_PER_MSEC
 
@@ -47,10 +47,11 @@ enum td_lease_state {
 
 /* Lives on the stack of the kworker in td_user_process(). */
 struct td_lease {
-	struct list_head node;		/* ready list or taken list */
+	struct list_head node;		/* ready, copying or taken list */
 	struct tdispatch_batch *batch;
 	u64 id;
 	fl_owner_t owner;
+	bool flushed;			/* its owner closed the file while COPYING */
 	enum td_lease_state state;
 	enum tdispatch_result result;
 };
@@ -60,6 +61,12 @@ struct td_payload {
 	u8 data[];
 };
 
+/* What a task of @len payload bytes holds: the bound counts all of it. */
+static size_t td_task_bytes(u32 len)
+{
+	return sizeof(struct td_payload) + len + sizeof(struct tdispatch_task);
+}
+
 struct td_user {
 	struct tdispatch *d;
 	struct td_ctx ctx;		/* for the calls ioctl.c shares */
@@ -68,6 +75,7 @@ struct td_user {
 	u64 lease_ns;
 	struct mutex lock;		/* leases, events */
 	struct list_head ready;
+	struct list_head copying;
 	struct list_head taken;
 	u64 next_lease;
 	bool closing;
@@ -135,7 +143,7 @@ static void td_user_task_release(struct tdispatch *d, struct tdispatch_task *t,
 	struct td_user *u = tdispatch_priv(d);
 	struct td_payload *p = tdispatch_task_payload(t);
 
-	atomic_long_sub(p->len, &u->bytes);
+	atomic_long_sub(td_task_bytes(p->len), &u->bytes);
 	kfree(p);
 }
 
@@ -176,6 +184,7 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 		return -ENOMEM;
 	mutex_init(&u->lock);
 	INIT_LIST_HEAD(&u->ready);
+	INIT_LIST_HEAD(&u->copying);
 	INIT_LIST_HEAD(&u->taken);
 	init_waitqueue_head(&u->lease_wait);
 	u->lease_ns = c.lease_ns;
@@ -186,6 +195,8 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 		ret = td_limit_charge(&u->events_charge, file, TD_LIMIT_OBSERVER);
 		if (!ret && td_events_init(&u->events, c.event_queue, &f->wait))
 			ret = -ENOMEM;
+		/* Its own dispatcher's only reader: no share to keep. */
+		u->events.exempt = true;
 	}
 	if (ret) {
 		td_user_free(u);
@@ -208,7 +219,7 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 		ret = -EEXIST;
 		goto fail;
 	}
-	u->d = tdispatch_create(&cfg, &td_user_ops, u);
+	u->d = td_create(&cfg, &td_user_ops, u, TD_GFP_USER);
 	if (IS_ERR(u->d)) {
 		ret = PTR_ERR(u->d);
 		goto fail;
@@ -235,13 +246,15 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 {
 	struct td_user *u = ctx;
 	struct td_payload *p;
+	size_t bytes;
 	int ret;
 
 	if (!ut->payload_len || ut->payload_len > TDISPATCH_PAYLOAD_MAX) {
 		atomic_long_inc(&u->rejected);
 		return -EINVAL;
 	}
-	if (atomic_long_add_return(ut->payload_len, &u->bytes) > TD_USER_MAX_BYTES) {
+	bytes = td_task_bytes(ut->payload_len);
+	if (atomic_long_add_return(bytes, &u->bytes) > TD_USER_MAX_BYTES) {
 		ret = -ENOSPC;
 		goto unaccount;
 	}
@@ -261,12 +274,12 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 	if (!ret)
 		return 0;
 	kfree(p);
-	atomic_long_sub(ut->payload_len, &u->bytes);
+	atomic_long_sub(bytes, &u->bytes);
 	return ret;
 free:
 	kfree(p);
 unaccount:
-	atomic_long_sub(ut->payload_len, &u->bytes);
+	atomic_long_sub(bytes, &u->bytes);
 	atomic_long_inc(&u->rejected);
 	return ret;
 }
@@ -350,7 +363,9 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 	 * memory takes to fault in.  Only this file's release could end the
 	 * lease meanwhile, and it cannot run while we are in an ioctl.
 	 */
-	list_del(&l->node);
+	list_move_tail(&l->node, &u->copying);
+	l->owner = current->files;
+	l->flushed = false;
 	WRITE_ONCE(l->state, TD_LEASE_COPYING);
 	tk.batch = ++u->next_lease;
 	mutex_unlock(&u->lock);
@@ -363,16 +378,21 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 	mutex_lock(&u->lock);
 	if (ret) {
 		/* A caller that cannot be told its lease leaves it for others. */
-		list_add(&l->node, &u->ready);
+		list_move(&l->node, &u->ready);
 		WRITE_ONCE(l->state, TD_LEASE_READY);
 		mutex_unlock(&u->lock);
 		wake_up_interruptible_poll(u->wait, EPOLLRDBAND);
 		return ret;
 	}
 	l->id = tk.batch;
-	l->owner = current->files;
-	list_add_tail(&l->node, &u->taken);
-	WRITE_ONCE(l->state, TD_LEASE_TAKEN);
+	if (l->flushed) {
+		/* Closed by its owner meanwhile: redelivered, as if taken before. */
+		list_del(&l->node);
+		WRITE_ONCE(l->state, TD_LEASE_ABANDONED);
+	} else {
+		list_move_tail(&l->node, &u->taken);
+		WRITE_ONCE(l->state, TD_LEASE_TAKEN);
+	}
 	mutex_unlock(&u->lock);
 	wake_up_all(&u->lease_wait);
 	return 0;
@@ -411,7 +431,7 @@ static void td_user_periodic_release(struct tdispatch *d, void *payload)
 	struct td_user *u = tdispatch_priv(d);
 	struct td_payload *p = payload;
 
-	atomic_long_sub(p->len, &u->bytes);
+	atomic_long_sub(td_task_bytes(p->len), &u->bytes);
 	kfree(p);
 }
 
@@ -427,7 +447,7 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 		return ret;
 	if (a.flags || !a.payload_len || a.payload_len > TDISPATCH_PAYLOAD_MAX)
 		return -EINVAL;
-	if (atomic_long_add_return(a.payload_len, &u->bytes) > TD_USER_MAX_BYTES) {
+	if (atomic_long_add_return(td_task_bytes(a.payload_len), &u->bytes) > TD_USER_MAX_BYTES) {
 		ret = -ENOSPC;
 		goto unaccount;
 	}
@@ -453,7 +473,7 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 	}
 	kfree(p);
 unaccount:
-	atomic_long_sub(a.payload_len, &u->bytes);
+	atomic_long_sub(td_task_bytes(a.payload_len), &u->bytes);
 	return ret;
 }
 
@@ -560,6 +580,10 @@ static void td_user_abandon(struct td_user *u, fl_owner_t owner, bool all)
 			WRITE_ONCE(l->state, TD_LEASE_ABANDONED);
 		}
 	}
+	/* Its TAKE is still copying: that TAKE redelivers it when done. */
+	list_for_each_entry(l, &u->copying, node)
+		if (l->owner == owner)
+			l->flushed = true;
 	mutex_unlock(&u->lock);
 	wake_up_all(&u->lease_wait);
 	wake_up_all(u->wait);

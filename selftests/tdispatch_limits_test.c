@@ -299,6 +299,33 @@ out:
 		close(fd[i]);
 }
 
+/* As nobody: a quarter of a dispatcher's reader places, not more. */
+static int td_share_as_nobody(void *arg)
+{
+	int fd[3], i;
+
+	child_become_nobody();
+	for (i = 0; i < 3; i++)
+		fd[i] = child_open();
+	CHILD_OK("reader 1", td_attach_events(fd[0], TESTDRV_RW));
+	CHILD_OK("reader 2", td_attach_events(fd[1], TESTDRV_RW));
+	CHILD_ERRNO(EBUSY, "reader 3 of a quarter of 8", td_attach_events(fd[2], TESTDRV_RW));
+	for (i = 0; i < 3; i++)
+		close(fd[i]);
+	return 0;
+}
+
+TEST_F(limits, one_user_takes_at_most_a_quarter_of_a_dispatchers_readers)
+{
+	int fd = td_open(_metadata);
+
+	if (td_attach_events(fd, TESTDRV_RW) == -ENOENT)
+		SKIP(close(fd); return, "the test driver is not loaded");
+	close(fd);
+	td_set_limit(_metadata, "max_observers", 8);
+	td_run_child(_metadata, td_share_as_nobody, NULL);
+}
+
 /* The memory cgroup part. */
 
 #define CG_MAX		(24 << 20)
