@@ -7,6 +7,7 @@
 #include <linux/kthread.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -22,6 +23,7 @@ static bool td_config_valid(const struct tdispatch_config *cfg)
 	       cfg->workers >= 1 && cfg->workers <= TD_MAX_WORKERS &&
 	       cfg->max_input >= 1 && cfg->max_input <= TD_MAX_INPUT &&
 	       cfg->max_delayed <= TD_MAX_DELAYED &&
+	       !(cfg->flags & ~TDISPATCH_NORMAL_PRIORITY) &&
 	       cfg->max_delay_ns <= TDISPATCH_MAX_DELAY_NS;
 }
 
@@ -98,7 +100,9 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	}
 	d->free_slots = GENMASK_ULL(cfg->workers - 1, 0);
 
-	d->wq = alloc_workqueue("tdispatch-%s", WQ_UNBOUND, cfg->workers, d->name);
+	d->wq = alloc_workqueue("tdispatch-%s", WQ_UNBOUND |
+				(cfg->flags & TDISPATCH_NORMAL_PRIORITY ? 0 : WQ_HIGHPRI),
+				cfg->workers, d->name);
 	if (!d->wq)
 		goto nomem;
 
@@ -107,6 +111,8 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 		td_free(d);
 		return ERR_CAST(acceptor);
 	}
+	if (!(cfg->flags & TDISPATCH_NORMAL_PRIORITY))
+		sched_set_fifo_low(acceptor);
 	/* Workers wake it until the very end of destroy; keep it around. */
 	d->acceptor = get_task_struct(acceptor);
 	wake_up_process(acceptor);

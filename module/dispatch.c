@@ -105,11 +105,18 @@ bool td_idle(struct tdispatch *d)
 	       td_input_empty(d);
 }
 
-/* The acceptor sleeps until input arrives, it is kicked, or @until. */
-static void td_acceptor_sleep(struct tdispatch *d, ktime_t until)
+/*
+ * The acceptor sleeps until it is kicked, until @until, or, unless @armed,
+ * until input arrives.  Armed, it lets input gather: a producer that never
+ * sleeps would otherwise be preempted by a real-time acceptor once per
+ * task.
+ */
+static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, bool armed)
 {
+	WRITE_ONCE(d->armed, armed);
+	/* Pairs with llist_add() in the submitter: see td_submit_task(). */
 	set_current_state(TASK_IDLE);
-	if (kthread_should_stop() || READ_ONCE(d->kick) || !td_input_empty(d)) {
+	if (kthread_should_stop() || READ_ONCE(d->kick) || (!armed && !td_input_empty(d))) {
 		__set_current_state(TASK_RUNNING);
 		return;
 	}
@@ -127,7 +134,7 @@ int td_acceptor_fn(void *arg)
 	while (!kthread_should_stop()) {
 		LIST_HEAD(reap);
 		ktime_t now, next;
-		bool idle;
+		bool idle, armed;
 
 		WRITE_ONCE(d->kick, false);
 		mutex_lock(&d->lock);
@@ -140,13 +147,21 @@ int td_acceptor_fn(void *arg)
 		idle = td_idle(d);
 		if (idle)
 			WRITE_ONCE(d->idle_seq, d->idle_seq + 1);
+		/*
+		 * New input can wait if every worker is busy (a batch that ends
+		 * kicks us) or if we wake by ourselves before any new task's
+		 * max_delay is up.  Flushing for destroy, nothing waits.
+		 */
+		armed = !d->pending.flush && d->cfg.max_delay_ns &&
+			(!d->free_slots ||
+			 ktime_before(next, ktime_add_ns(now, d->cfg.max_delay_ns)));
 		td_delayed_sync(d);
 		mutex_unlock(&d->lock);
 
 		td_reap(d, &reap);
 		if (idle && wq_has_sleeper(&d->idle_wait))
 			wake_up_all(&d->idle_wait);
-		td_acceptor_sleep(d, next);
+		td_acceptor_sleep(d, next, armed);
 	}
 	return 0;
 }

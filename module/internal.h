@@ -181,6 +181,12 @@ struct tdispatch {
 	 */
 	bool dead;
 	struct task_struct *acceptor;
+	/*
+	 * The acceptor will look again on its own soon enough (a timer within
+	 * max_delay, or a batch ending): a submitter need not wake it for the
+	 * first task on an empty list, only for every max_batch-th undrained.
+	 */
+	bool armed;
 	struct workqueue_struct *wq;
 	bool kick;			/* acceptor: look again */
 	unsigned long idle_seq;		/* bumped each time it finds all idle */

@@ -78,7 +78,13 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	/* Counted before it is visible, so drained never exceeds accepted. */
 	this_cpu_inc(d->input->added);
 	trace_tdispatch_submit(d, id);
-	if (llist_add(&t->input, &in->list)) {
+	/*
+	 * llist_add() is a full barrier: either the acceptor, which clears
+	 * ->armed before it looks at the lists, sees this task, or we see
+	 * ->armed clear and wake it.
+	 */
+	if ((llist_add(&t->input, &in->list) && !READ_ONCE(d->armed)) ||
+	    !((this_cpu_read(d->input->added) - READ_ONCE(in->drained)) % d->cfg.max_batch)) {
 		this_cpu_inc(d->input->wakeups);
 		wake_up_process(d->acceptor);
 	}

@@ -213,6 +213,8 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 		.transient_delay_ns = c.transient_delay_ns,
 		.max_input = c.max_input,
 		.max_delayed = c.max_delayed,
+		/* No real-time thread for unprivileged callers. */
+		.flags = TDISPATCH_NORMAL_PRIORITY,
 	};
 	mutex_lock(&f->lock);
 	if (f->user || f->attach) {

@@ -1,21 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What does tdispatch cost against what a driver would write instead?  This
- * module runs one coalescing workload, in one boot, three ways:
+ * module runs coalescing workloads, in one boot, four ways:
  *
- *   tdispatch   tdispatch_submit() with a no-op ->process()
+ *   tdispatch   tdispatch_submit() with a no-op ->process(), defaults: a
+ *               SCHED_FIFO acceptor and a WQ_HIGHPRI workqueue
+ *   td-normal   the same with TDISPATCH_NORMAL_PRIORITY: what the
+ *               priority buys, measured beside it
  *   queue_work  a work item allocated and queue_work()ed per task, on an
  *               unbound workqueue: no coalescing at all
  *   spin+hash   a spinlock, a hashtable of per-id entries and a FIFO; a
  *               submit for a pending id updates its entry, and one
  *               work_struct drains up to 64 entries per run
  *
- * One kthread per online CPU submits max_tasks tasks in all, over ids
- * random ids.  Every sample_every-th submission stamps its id's slot
- * (unless a stamp waits there already) just before the submit; the next
- * processing of that id takes the stamp and records the latency.  For
- * queue_work, where every task is processed on its own, only the stamped
- * task itself takes the stamp.
+ * Workloads: hot (ids distinct ids, heavy coalescing) and cold (every id
+ * distinct, none), each with one producer kthread per online CPU, and hot
+ * with a single producer.  Producers never sleep.  Each round runs every
+ * workload and variant once, in that order (A B C D A B C D ...); the
+ * table gives the median, min and max over the rounds, and the last lines
+ * are machine-readable: BENCH engine <variant> <workload> ...
+ *
+ * Latency: for hot, every sample_every-th submission stamps its id's slot
+ * (unless a stamp waits there already) just before the submit, and the
+ * next processing of that id takes it; for cold, the sampled task carries
+ * its stamp as its payload.  For queue_work only the stamped task itself
+ * takes the stamp.
+ *
+ * Before the workloads, the pieces of the submit path are timed one by one
+ * on one CPU, so that each change to it is chosen by numbers.
  *
  * It runs at load ("make bench"); the results are plain text in
  * /sys/kernel/debug/td_engine_bench/results.
@@ -30,8 +42,11 @@
 #include <linux/hashtable.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
+#include <linux/llist.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
 #include <linux/random.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/seq_buf.h>
 #include <linux/sizes.h>
@@ -44,17 +59,17 @@
 #include <linux/workqueue.h>
 
 /* Named as td_timer_bench's, so that one BENCH_ARGS serves both. */
-static unsigned int max_tasks = 200000;
+static unsigned int max_tasks = 100000;
 module_param(max_tasks, uint, 0444);
-MODULE_PARM_DESC(max_tasks, "tasks submitted per variant (default 200000)");
+MODULE_PARM_DESC(max_tasks, "tasks submitted per variant and workload (default 100000)");
 
-static unsigned int reps = 1;
+static unsigned int reps = 5;
 module_param(reps, uint, 0444);
-MODULE_PARM_DESC(reps, "rounds over the three variants (default 1)");
+MODULE_PARM_DESC(reps, "interleaved rounds over every variant and workload (default 5)");
 
 static unsigned int ids = 1024;
 module_param(ids, uint, 0444);
-MODULE_PARM_DESC(ids, "distinct task ids (default 1024)");
+MODULE_PARM_DESC(ids, "distinct task ids of the hot workload (default 1024)");
 
 static unsigned int sample_every = 64;
 module_param(sample_every, uint, 0444);
@@ -66,28 +81,50 @@ MODULE_PARM_DESC(delay_us, "tdispatch max_delay in microseconds (default 100)");
 
 #define BATCH		64U
 #define DRAIN_TIMEOUT	(300 * HZ)
+#define MAX_REPS	15U
 
 /* ---- what every variant shares ------------------------------------------ */
 
-static u64 *stamps;		/* per id: submit time of a sampled task, or 0 */
+struct workload {
+	const char *name;
+	bool cold;			/* every id distinct */
+	bool one;			/* one producer, not one per CPU */
+};
+
+static const struct workload workloads[] = {
+	{ .name = "hot" },
+	{ .name = "cold", .cold = true },
+	{ .name = "hot", .one = true },
+};
+
+static const struct workload *wl;	/* the one running */
+static u64 *stamps;		/* hot: per id, submit time of a sampled task, or 0 */
 static u64 *lat;		/* latency samples */
 static unsigned int lat_max;
 static atomic_t lat_n;
 static atomic64_t processed, batches;
 static u64 last_processed;
 
-static void note_processed(u64 id, bool take)
+static void note_latency(u64 ns)
+{
+	unsigned int i = atomic_inc_return(&lat_n) - 1;
+
+	if (i < lat_max)
+		lat[i] = ns;
+}
+
+/* @stamp: a cold task's submit time (its payload), or 0; @take: hot, sampled. */
+static void note_processed(u64 id, u64 stamp, bool take)
 {
 	u64 now = ktime_get_ns(), s;
-	unsigned int i;
 
-	if (take) {
+	if (wl->cold) {
+		if (stamp)
+			note_latency(now - stamp);
+	} else if (take) {
 		s = xchg(&stamps[id], 0);
-		if (s) {
-			i = atomic_inc_return(&lat_n) - 1;
-			if (i < lat_max)
-				lat[i] = now - s;
-		}
+		if (s)
+			note_latency(now - s);
 	}
 	if (now > READ_ONCE(last_processed))
 		WRITE_ONCE(last_processed, now);
@@ -96,8 +133,9 @@ static void note_processed(u64 id, bool take)
 struct variant {
 	const char *name;
 	unsigned int bytes;			/* per pending item */
+	unsigned int flags;			/* tdispatch's config */
 	int (*setup)(struct variant *v);
-	int (*submit)(u64 id, bool sampled);
+	int (*submit)(u64 id, u64 stamp, bool sampled);
 	int (*drain)(void);			/* until all is processed */
 	void (*teardown)(void);
 };
@@ -111,8 +149,11 @@ static enum tdispatch_result td_process(struct tdispatch *d, struct tdispatch_ba
 {
 	unsigned int i;
 
-	for (i = 0; i < b->nr; i++)
-		note_processed(tdispatch_task_id(tdispatch_batch_task(b, i)), true);
+	for (i = 0; i < b->nr; i++) {
+		struct tdispatch_task *t = tdispatch_batch_task(b, i);
+
+		note_processed(tdispatch_task_id(t), (uintptr_t)tdispatch_task_payload(t), true);
+	}
 	atomic64_add(b->nr, &processed);
 	atomic64_inc(&batches);
 	return TDISPATCH_SUCCESS;
@@ -132,11 +173,12 @@ static int td_setup(struct variant *v)
 {
 	struct tdispatch_config cfg = {
 		.name = "td_engine_bench",
-		.max_buffer = max(ids, BATCH),
+		.max_buffer = wl->cold ? SZ_1M : max(ids, BATCH),
 		.max_batch = BATCH,
 		.max_delay_ns = (u64)delay_us * NSEC_PER_USEC,
 		.workers = 2,
 		.max_input = clamp_t(unsigned int, max_tasks, 1, SZ_1M),
+		.flags = v->flags,
 	};
 
 	/* td_task_cache is tdispatch's own; its objects are this size. */
@@ -146,9 +188,9 @@ static int td_setup(struct variant *v)
 	return PTR_ERR_OR_ZERO(td);
 }
 
-static int td_submit(u64 id, bool sampled)
+static int td_submit(u64 id, u64 stamp, bool sampled)
 {
-	return tdispatch_submit(td, id, NULL, 0, GFP_KERNEL);
+	return tdispatch_submit(td, id, (void *)(uintptr_t)stamp, 0, GFP_KERNEL);
 }
 
 static int td_drain(void)
@@ -182,6 +224,7 @@ static void td_teardown(void)
 struct qw_item {
 	struct work_struct work;
 	u64 id;
+	u64 stamp;
 	bool sampled;
 };
 
@@ -192,7 +235,7 @@ static void qw_fn(struct work_struct *w)
 {
 	struct qw_item *it = container_of(w, struct qw_item, work);
 
-	note_processed(it->id, it->sampled);
+	note_processed(it->id, it->stamp, it->sampled);
 	atomic64_inc(&processed);
 	atomic64_inc(&batches);
 	kmem_cache_free(qw_cache, it);
@@ -208,7 +251,7 @@ static int qw_setup(struct variant *v)
 	return qw_wq ? 0 : -ENOMEM;
 }
 
-static int qw_submit(u64 id, bool sampled)
+static int qw_submit(u64 id, u64 stamp, bool sampled)
 {
 	struct qw_item *it = kmem_cache_alloc(qw_cache, GFP_KERNEL);
 
@@ -216,6 +259,7 @@ static int qw_submit(u64 id, bool sampled)
 		return -ENOMEM;
 	INIT_WORK(&it->work, qw_fn);
 	it->id = id;
+	it->stamp = stamp;
 	it->sampled = sampled;
 	queue_work(qw_wq, &it->work);
 	return 0;
@@ -242,10 +286,10 @@ struct sh_ent {
 	struct hlist_node hnode;
 	struct list_head fifo;
 	u64 id;
-	void *payload;
+	u64 payload;
 };
 
-static DEFINE_HASHTABLE(sh_hash, 10);
+static DEFINE_HASHTABLE(sh_hash, 12);
 static DEFINE_SPINLOCK(sh_lock);
 static LIST_HEAD(sh_fifo);
 static struct kmem_cache *sh_cache;
@@ -283,7 +327,7 @@ static void sh_fn(struct work_struct *w)
 	if (!n)
 		return;
 	list_for_each_entry_safe(e, tmp, &batch, fifo) {
-		note_processed(e->id, true);
+		note_processed(e->id, e->payload, true);
 		kmem_cache_free(sh_cache, e);
 	}
 	atomic64_add(n, &processed);
@@ -301,22 +345,22 @@ static int sh_setup(struct variant *v)
 	return sh_wq ? 0 : -ENOMEM;
 }
 
-static bool sh_update(u64 id)
+static bool sh_update(u64 id, u64 payload)
 {
 	struct sh_ent *e = sh_find(id);
 
 	if (e)
-		e->payload = NULL;	/* stands for the newer payload */
+		e->payload = payload;	/* the newer payload wins */
 	return e;
 }
 
-static int sh_submit(u64 id, bool sampled)
+static int sh_submit(u64 id, u64 stamp, bool sampled)
 {
 	struct sh_ent *n;
 	bool found;
 
 	spin_lock(&sh_lock);
-	found = sh_update(id);
+	found = sh_update(id, stamp);
 	spin_unlock(&sh_lock);
 	if (found)
 		return 0;
@@ -325,9 +369,9 @@ static int sh_submit(u64 id, bool sampled)
 	if (!n)
 		return -ENOMEM;
 	n->id = id;
-	n->payload = NULL;
+	n->payload = stamp;
 	spin_lock(&sh_lock);
-	found = sh_update(id);
+	found = sh_update(id, stamp);
 	if (!found) {
 		hash_add(sh_hash, &n->hnode, id);
 		list_add_tail(&n->fifo, &sh_fifo);
@@ -366,13 +410,15 @@ static void sh_teardown(void)
 static struct variant variants[] = {
 	{ .name = "tdispatch", .setup = td_setup, .submit = td_submit,
 	  .drain = td_drain, .teardown = td_teardown },
+	{ .name = "td-normal", .setup = td_setup, .submit = td_submit,
+	  .drain = td_drain, .teardown = td_teardown, .flags = TDISPATCH_NORMAL_PRIORITY },
 	{ .name = "queue_work", .setup = qw_setup, .submit = qw_submit,
 	  .drain = qw_drain, .teardown = qw_teardown },
 	{ .name = "spin+hash", .setup = sh_setup, .submit = sh_submit,
 	  .drain = sh_drain, .teardown = sh_teardown },
 };
 
-enum { V_TD, V_QW, V_SH };
+enum { V_TD, V_TDN, V_QW, V_SH, NR_V };
 
 /* ---- producers ------------------------------------------------------------ */
 
@@ -380,6 +426,7 @@ struct producer {
 	struct task_struct *task;
 	struct variant *v;
 	unsigned int n;
+	unsigned int index;
 	u64 rng;
 	u64 cost_ns;		/* summed around the submit calls */
 	unsigned int rejected;
@@ -404,14 +451,21 @@ static int producer_fn(void *arg)
 
 	wait_for_completion(&go);
 	for (i = 0; i < p->n; i++) {
-		u64 id = rng_below(&p->rng, ids), t;
-		bool sampled = false;
+		bool sample = !(i % sample_every), sampled = false;
+		u64 id, stamp = 0, t;
 		int err;
 
-		if (!(i % sample_every))
-			sampled = !cmpxchg(&stamps[id], 0, ktime_get_ns());
+		if (wl->cold) {
+			id = (u64)p->index << 40 | i;
+			if (sample)
+				stamp = ktime_get_ns();
+		} else {
+			id = rng_below(&p->rng, ids);
+			if (sample)
+				sampled = !cmpxchg(&stamps[id], 0, ktime_get_ns());
+		}
 		t = ktime_get_ns();
-		err = p->v->submit(id, sampled);
+		err = p->v->submit(id, stamp, sampled);
 		p->cost_ns += ktime_get_ns() - t;
 		if (err) {
 			p->rejected++;
@@ -437,14 +491,14 @@ static int producer_fn(void *arg)
 /* ---- one run ---------------------------------------------------------------- */
 
 struct result {
-	u64 submitted, rejected, cost_ns, submit_ns, run_ns;
+	u64 submitted, rejected, cost_ns, run_ns;
 	u64 processed, batches, p50, p99;
-	unsigned int nlat, bytes;
+	unsigned int nlat, bytes, producers;
 };
 
-static struct result results[ARRAY_SIZE(variants)];
+static struct result results[ARRAY_SIZE(workloads)][NR_V][MAX_REPS];
 
-#define SEQ_SIZE	(16 * 1024)
+#define SEQ_SIZE	(32 * 1024)
 static struct seq_buf out;
 static char *out_buf;
 static unsigned int failures;
@@ -468,9 +522,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static unsigned int nr_producers(void)
+{
+	return wl->one ? 1 : num_online_cpus();
+}
+
 static int run_producers(struct variant *v, struct producer *prods, u64 *start)
 {
-	unsigned int cpu, np = 0, nr = num_online_cpus(), share;
+	unsigned int cpu, np = 0, nr = nr_producers(), share;
 	int ret = 0;
 
 	share = max_tasks / nr;
@@ -484,6 +543,7 @@ static int run_producers(struct variant *v, struct producer *prods, u64 *start)
 			break;
 		memset(p, 0, sizeof(*p));
 		p->v = v;
+		p->index = np;
 		p->n = share + (np ? 0 : max_tasks - share * nr);
 		p->rng = (u64)get_random_u32() << 32 | get_random_u32() | 1;
 		t = kthread_create_on_cpu(producer_fn, p, cpu, "td_eb_prod/%u");
@@ -512,7 +572,7 @@ static int run_producers(struct variant *v, struct producer *prods, u64 *start)
 
 static void run_variant(struct variant *v, struct producer *prods, struct result *r)
 {
-	unsigned int i, nr = num_online_cpus();
+	unsigned int i, nr = nr_producers();
 	u64 start = 0, t;
 	int ret;
 
@@ -522,20 +582,20 @@ static void run_variant(struct variant *v, struct producer *prods, struct result
 	atomic64_set(&processed, 0);
 	atomic64_set(&batches, 0);
 	WRITE_ONCE(last_processed, 0);
+	r->producers = nr;
 
 	ret = v->setup(v);
 	if (ret) {
-		fail("%s: setup: %d", v->name, ret);
+		fail("%s %s: setup: %d", v->name, wl->name, ret);
 		goto out;
 	}
 	r->bytes = v->bytes;
 	ret = run_producers(v, prods, &start);
 	if (ret) {
-		fail("%s: producers: %d", v->name, ret);
+		fail("%s %s: producers: %d", v->name, wl->name, ret);
 		goto out;
 	}
 	t = ktime_get_ns();
-	r->submit_ns = t - start;
 	for (i = 0; i < nr; i++) {
 		r->cost_ns += prods[i].cost_ns;
 		r->rejected += prods[i].rejected;
@@ -543,7 +603,8 @@ static void run_variant(struct variant *v, struct producer *prods, struct result
 	r->submitted = max_tasks - r->rejected;
 	ret = v->drain();
 	if (ret)
-		fail("%s: drain: %d", v->name, ret);
+		fail("%s %s: drain: %d", v->name, wl->name, ret);
+	/* From the first submission to the last task processed. */
 	r->run_ns = max(READ_ONCE(last_processed), t) - start;
 	r->processed = atomic64_read(&processed);
 	r->batches = atomic64_read(&batches);
@@ -554,44 +615,169 @@ static void run_variant(struct variant *v, struct producer *prods, struct result
 		r->p99 = lat[r->nlat * 99 / 100];
 	}
 	if (r->rejected)
-		fail("%s: %llu submissions failed", v->name, r->rejected);
+		fail("%s %s: %llu submissions failed", v->name, wl->name, r->rejected);
 	if (!r->processed || r->processed > r->submitted)
-		fail("%s: %llu processed of %llu", v->name, r->processed, r->submitted);
-	if (v == &variants[V_QW] && r->processed != r->submitted)
-		fail("%s: %llu processed of %llu", v->name, r->processed, r->submitted);
+		fail("%s %s: %llu processed of %llu", v->name, wl->name, r->processed,
+		     r->submitted);
+	if ((v == &variants[V_QW] || wl->cold) && r->processed != r->submitted)
+		fail("%s %s: %llu processed of %llu", v->name, wl->name, r->processed,
+		     r->submitted);
 out:
 	v->teardown();
 }
 
+/* ---- the pieces of the submit path --------------------------------------- */
+
+#define PIECE_N		100000U
+
+static DEFINE_PER_CPU(unsigned long, piece_counter);
+
+static u64 piece_ns(u64 t0)
+{
+	return div_u64((ktime_get_ns() - t0) * 10, PIECE_N);	/* tenths of ns */
+}
+
+static void print_piece(const char *what, u64 tenths)
+{
+	seq_buf_printf(&out, "| %s | %llu.%llu |\n", what, tenths / 10, tenths % 10);
+}
+
+/* One CPU, nothing else running: what each step of tdispatch_submit() costs. */
+static void bench_pieces(void)
+{
+	struct kmem_cache *cache = kmem_cache_create("td_eb_piece",
+						     sizeof(struct tdispatch_task), 0, 0, NULL);
+	struct tdispatch_config cfg = {
+		.name = "td_eb_pieces", .max_buffer = 1024, .max_batch = BATCH,
+		.workers = 2, .max_input = SZ_1M,
+		.max_delay_ns = (u64)delay_us * NSEC_PER_USEC,
+	};
+	struct llist_node *nodes = kcalloc(BATCH, sizeof(*nodes), GFP_KERNEL);
+	struct llist_head head;
+	unsigned int i;
+	u64 t0;
+
+	if (!cache || !nodes) {
+		fail("pieces: no memory");
+		goto out;
+	}
+	seq_buf_printf(&out, "| submit path piece, one CPU | ns per call |\n|---|---|\n");
+	t0 = ktime_get_ns();
+	for (i = 0; i < PIECE_N; i++)
+		kmem_cache_free(cache, kmem_cache_alloc(cache, GFP_KERNEL));
+	print_piece("task allocation (kmem_cache_alloc + free)", piece_ns(t0));
+	t0 = ktime_get_ns();
+	for (i = 0; i < PIECE_N; i++)
+		ktime_get();
+	print_piece("clock read (ktime_get)", piece_ns(t0));
+	t0 = ktime_get_ns();
+	for (i = 0; i < PIECE_N; i++) {
+		preempt_disable();
+		this_cpu_inc(piece_counter);
+		preempt_enable();
+	}
+	print_piece("preempt off/on + this_cpu_inc (the counters)", piece_ns(t0));
+	t0 = ktime_get_ns();
+	for (i = 0; i < PIECE_N; i++) {
+		rcu_read_lock();
+		rcu_read_unlock();
+	}
+	print_piece("rcu_read_lock + unlock (percpu_ref_tryget_live's guard)", piece_ns(t0));
+	init_llist_head(&head);
+	t0 = ktime_get_ns();
+	for (i = 0; i < PIECE_N; i++) {
+		llist_add(&nodes[i % BATCH], &head);
+		if (i % BATCH == BATCH - 1)
+			llist_del_all(&head);
+	}
+	print_piece("llist_add (the one atomic)", piece_ns(t0));
+	t0 = ktime_get_ns();
+	for (i = 0; i < PIECE_N; i++)
+		wake_up_process(current);
+	print_piece("wake_up_process of a running task", piece_ns(t0));
+	td = tdispatch_create(&cfg, &td_ops, NULL);
+	if (IS_ERR(td)) {
+		fail("pieces: create: %ld", PTR_ERR(td));
+		td = NULL;
+		goto out;
+	}
+	wl = &workloads[0];
+	t0 = ktime_get_ns();
+	for (i = 0; i < PIECE_N; i++) {
+		tdispatch_submit(td, i % ids, NULL, 0, GFP_KERNEL);
+		if (!(i & 255))
+			cond_resched();
+	}
+	print_piece("tdispatch_submit, whole", piece_ns(t0));
+	td_teardown();
+out:
+	kfree(nodes);
+	kmem_cache_destroy(cache);
+}
+
 /* ---- output ----------------------------------------------------------------- */
 
-static void print_fixed(u64 num, u64 den, const char *end)
-{
-	u64 tenths = div64_u64(num * 10, max_t(u64, den, 1));
+/* The figures of a run, as the table and the BENCH lines give them. */
+enum { F_SUBMIT_NS, F_TASKS_S, F_COALESCE, F_P50, F_P99, NR_F };
 
-	seq_buf_printf(&out, " %llu.%llu%s", tenths / 10, tenths % 10, end);
+static u64 figure(const struct result *r, unsigned int f)
+{
+	switch (f) {
+	case F_SUBMIT_NS:	/* tenths of ns */
+		return div64_u64(r->cost_ns * 10, max_t(u64, r->submitted, 1));
+	case F_TASKS_S:
+		return div64_u64(r->submitted * NSEC_PER_SEC, max_t(u64, r->run_ns, 1));
+	case F_COALESCE:	/* hundredths */
+		return div64_u64(r->submitted * 100, max_t(u64, r->processed, 1));
+	case F_P50:		/* tenths of us */
+		return div_u64(r->p50, 100);
+	default:
+		return div_u64(r->p99, 100);
+	}
 }
 
-static void print_rate(u64 n, u64 ns)
+struct spread {
+	u64 med, min, max;
+};
+
+static struct spread spread_of(unsigned int w, unsigned int v, unsigned int f)
 {
-	seq_buf_printf(&out, " %llu |", div64_u64(n * NSEC_PER_SEC, max_t(u64, ns, 1)));
+	u64 x[MAX_REPS];
+	unsigned int i, n = min(reps, MAX_REPS);
+
+	for (i = 0; i < n; i++)
+		x[i] = figure(&results[w][v][i], f);
+	sort(x, n, sizeof(x[0]), cmp_u64, NULL);
+	return (struct spread) { .med = x[n / 2], .min = x[0], .max = x[n - 1] };
 }
 
-static void print_row(unsigned int rep, struct variant *v, struct result *r)
+/* @scale: 1, 10 or 100, the figure's fixed point. */
+static void print_fixed(u64 x, unsigned int scale)
 {
-	seq_buf_printf(&out, "| %u | %s | %llu |", rep, v->name, r->submitted);
-	print_rate(r->submitted, r->submit_ns);
-	print_fixed(r->cost_ns, r->submitted, " |");
-	seq_buf_printf(&out, " %llu |", r->processed);
-	print_fixed(r->submitted, r->processed, " |");
-	seq_buf_printf(&out, " %llu |", r->batches);
-	print_rate(r->batches, r->run_ns);
-	print_fixed(r->p50, NSEC_PER_USEC, " |");
-	print_fixed(r->p99, NSEC_PER_USEC, " |");
-	seq_buf_printf(&out, " %u | %u |\n", r->nlat, r->bytes);
+	if (scale == 1)
+		seq_buf_printf(&out, "%llu", x);
+	else if (scale == 10)
+		seq_buf_printf(&out, "%llu.%llu", x / 10, x % 10);
+	else
+		seq_buf_printf(&out, "%llu.%02llu", x / 100, x % 100);
 }
 
-/* x / y, to three places: batches against queue_work's runs are tiny. */
+static const unsigned int scales[NR_F] = { 10, 1, 100, 10, 10 };
+
+static void print_spread(unsigned int w, unsigned int v, unsigned int f)
+{
+	struct spread sp = spread_of(w, v, f);
+
+	seq_buf_printf(&out, " ");
+	print_fixed(sp.med, scales[f]);
+	seq_buf_printf(&out, " (");
+	print_fixed(sp.min, scales[f]);
+	seq_buf_printf(&out, "-");
+	print_fixed(sp.max, scales[f]);
+	seq_buf_printf(&out, ") |");
+}
+
+/* x / y of medians, to three places. */
 static void print_ratio(const char *what, u64 x, u64 y, char end)
 {
 	u64 r = div64_u64(x * 1000, max_t(u64, y, 1));
@@ -599,32 +785,68 @@ static void print_ratio(const char *what, u64 x, u64 y, char end)
 	seq_buf_printf(&out, " %s %llu.%03llux%c", what, r / 1000, r % 1000, end);
 }
 
-static void print_ratios(unsigned int rep, unsigned int vi, unsigned int base)
+static void print_ratios(unsigned int w, unsigned int vi, unsigned int base)
 {
-	struct result *a = &results[vi], *b = &results[base];
+	static const char * const names[NR_F] = {
+		"submit_ns", "tasks/s", "coalescing", "p50", "p99",
+	};
+	unsigned int f;
 
-	seq_buf_printf(&out, "# ratio rep %u %s/%s:", rep, variants[vi].name,
-		       variants[base].name);
-	/* tasks/s: (a.sub / a.ns) / (b.sub / b.ns) */
-	print_ratio("tasks/s", div64_u64(a->submitted * 1000000, max_t(u64, a->submit_ns, 1)),
-		    div64_u64(b->submitted * 1000000, max_t(u64, b->submit_ns, 1)), ',');
-	print_ratio("submit_ns", div64_u64(a->cost_ns * 1000, max_t(u64, a->submitted, 1)),
-		    div64_u64(b->cost_ns * 1000, max_t(u64, b->submitted, 1)), ',');
-	print_ratio("processed", a->processed, b->processed, ',');
-	print_ratio("coalescing", div64_u64(a->submitted * 1000, max_t(u64, a->processed, 1)),
-		    div64_u64(b->submitted * 1000, max_t(u64, b->processed, 1)), ',');
-	print_ratio("batches", a->batches, b->batches, ',');
-	print_ratio("p50", a->p50, b->p50, ',');
-	print_ratio("p99", a->p99, b->p99, ',');
-	print_ratio("bytes", a->bytes, b->bytes, '\n');
+	seq_buf_printf(&out, "# ratio %s/%s, %s, %u producer(s), medians:",
+		       variants[vi].name, variants[base].name, workloads[w].name,
+		       results[w][vi][0].producers);
+	for (f = 0; f < NR_F; f++)
+		print_ratio(names[f], spread_of(w, vi, f).med, spread_of(w, base, f).med,
+			    f == NR_F - 1 ? '\n' : ',');
+}
+
+static void print_tables(void)
+{
+	unsigned int w, v, f;
+
+	seq_buf_printf(&out, "| workload | producers | variant | submit ns/task | tasks/s | ");
+	seq_buf_printf(&out, "coalescing | p50 us | p99 us | bytes/item |\n");
+	seq_buf_printf(&out, "|---|---|---|---|---|---|---|---|---|\n");
+	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
+		for (v = 0; v < NR_V; v++) {
+			seq_buf_printf(&out, "| %s | %u | %s |", workloads[w].name,
+				       results[w][v][0].producers, variants[v].name);
+			for (f = 0; f < NR_F; f++)
+				print_spread(w, v, f);
+			seq_buf_printf(&out, " %u |\n", results[w][v][0].bytes);
+		}
+	}
+	seq_buf_printf(&out, "# each cell: median (min-max) of %u interleaved rounds; ",
+		       min(reps, MAX_REPS));
+	seq_buf_printf(&out, "tasks/s: accepted tasks from the first submit to the last ");
+	seq_buf_printf(&out, "processed; coalescing: submitted / processed\n");
+	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
+		print_ratios(w, V_TD, V_SH);
+		print_ratios(w, V_TD, V_QW);
+		print_ratios(w, V_TD, V_TDN);
+	}
+	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
+		for (v = 0; v < NR_V; v++) {
+			seq_buf_printf(&out, "BENCH engine %s %s producers=%u submit_ns=",
+				       variants[v].name, workloads[w].name,
+				       results[w][v][0].producers);
+			print_fixed(spread_of(w, v, F_SUBMIT_NS).med, 10);
+			seq_buf_printf(&out, " tasks_per_s=%llu p50_us=",
+				       spread_of(w, v, F_TASKS_S).med);
+			print_fixed(spread_of(w, v, F_P50).med, 10);
+			seq_buf_printf(&out, " p99_us=");
+			print_fixed(spread_of(w, v, F_P99).med, 10);
+			seq_buf_printf(&out, " bytes=%u\n", results[w][v][0].bytes);
+		}
+	}
 }
 
 static int bench_run(void)
 {
-	unsigned int rep, v, nr = num_online_cpus();
+	unsigned int rep, v, w, nr = num_online_cpus();
 	struct producer *prods;
 
-	if (!ids || !sample_every || !max_tasks)
+	if (!ids || !sample_every || !max_tasks || !reps)
 		return -EINVAL;
 	lat_max = max_tasks / sample_every + nr + 1;
 	stamps = vmalloc_array(ids, sizeof(*stamps));
@@ -635,30 +857,23 @@ static int bench_run(void)
 		return -ENOMEM;
 	}
 
-	seq_buf_printf(&out, "# kernel %s, HZ=%d, %u CPUs (one producer each), ",
-		       utsname()->release, HZ, nr);
-	seq_buf_printf(&out, "%u tasks over %u ids, ", max_tasks, ids);
+	seq_buf_printf(&out, "# kernel %s, HZ=%d, %u CPUs, %u tasks per run, hot over %u ids, ",
+		       utsname()->release, HZ, nr, max_tasks, ids);
 	seq_buf_printf(&out, "latency sampled every %u, tdispatch max_delay %u us\n",
 		       sample_every, delay_us);
-	seq_buf_printf(&out, "| rep | variant | submitted | tasks/s | submit ns/task | ");
-	seq_buf_printf(&out, "processed | coalescing | batches | batches/s | p50 us | p99 us | ");
-	seq_buf_printf(&out, "samples | bytes/item |\n");
-	seq_buf_printf(&out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	for (rep = 0; rep < max(reps, 1U); rep++) {
-		for (v = 0; v < ARRAY_SIZE(variants); v++) {
-			run_variant(&variants[v], prods, &results[v]);
-			print_row(rep, &variants[v], &results[v]);
+	bench_pieces();
+	for (rep = 0; rep < min(reps, MAX_REPS); rep++) {
+		for (w = 0; w < ARRAY_SIZE(workloads); w++) {
+			wl = &workloads[w];
+			for (v = 0; v < NR_V; v++)
+				run_variant(&variants[v], prods, &results[w][v][rep]);
+			seq_buf_printf(&out, "# round %u %s: tdispatch accepted %llu done %llu ",
+				       rep, wl->name, td_stats.accepted, td_stats.done);
+			seq_buf_printf(&out, "overridden %llu wakeups %llu\n",
+				       td_stats.overridden, td_stats.wakeups);
 		}
-		seq_buf_printf(&out, "# tdispatch: accepted %llu done %llu overridden %llu ",
-			       td_stats.accepted, td_stats.done, td_stats.overridden);
-		seq_buf_printf(&out, "dropped %llu wakeups %llu holdoffs %llu\n",
-			       td_stats.dropped, td_stats.wakeups, td_stats.holdoffs);
-		print_ratios(rep, V_TD, V_SH);
-		print_ratios(rep, V_QW, V_SH);
-		print_ratios(rep, V_TD, V_QW);
 	}
-	seq_buf_printf(&out, "# batches: ->process() calls (tdispatch), work runs (others); ");
-	seq_buf_printf(&out, "batches/s over first submit to last process\n");
+	print_tables();
 	kfree(prods);
 	return 0;
 }

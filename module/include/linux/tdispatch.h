@@ -239,6 +239,13 @@ struct tdispatch_ops {
  *	1 to 1048576.
  * @max_delayed: most tasks waiting for their not-before time; a delayed
  *	submission beyond fails with -ENOSPC.  0 to 16777216; 0 allows none.
+ * @flags: %TDISPATCH_NORMAL_PRIORITY or 0.
+ *
+ * By default the acceptor runs as SCHED_FIFO at the lowest real-time
+ * priority (sched_set_fifo_low(), as irq threads and RCU's offload threads
+ * do) and batches run on a WQ_HIGHPRI workqueue, so that producers that
+ * never sleep cannot hold a batch back; the acceptor's work per wake-up is
+ * bounded by what was submitted.
  */
 struct tdispatch_config {
 	const char *name;
@@ -250,7 +257,14 @@ struct tdispatch_config {
 	u64 transient_delay_ns;
 	unsigned int max_input;
 	unsigned int max_delayed;
+	unsigned int flags;
 };
+
+/*
+ * Acceptor and workers at normal priority (SCHED_NORMAL, nice 0), as for
+ * the dispatchers unprivileged userspace creates.
+ */
+#define TDISPATCH_NORMAL_PRIORITY	BIT(0)
 
 /**
  * struct tdispatch_stats - a consistent snapshot of a dispatcher's counters
