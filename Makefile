@@ -8,6 +8,7 @@
 #   make bench           run the benchmarks (module/bench/) in the VM
 #   make bench BENCH_KERNEL=debug   the same on the debug kernel
 #   make bench BENCH_ARGS="reps=1"  with module parameters for every benchmark
+#   make fuzz            run the ioctl fuzzer alone in a VM (KERNEL=6.12 SEED= CALLS=)
 #   make demo            boot the VM with the module and show it working
 #   make vm              boot the VM with the module and give a shell
 #   make lint            checkpatch --strict, kernel-doc, sparse
@@ -21,6 +22,7 @@ KSRC = $(shell scripts/src-tree.sh)
 KERNELS ?= 6.1 6.12 debug
 VM_KERNEL ?= 6.12
 BENCH_KERNEL ?= 6.12
+KERNEL ?= 6.12
 
 all: module tools selftests
 
@@ -50,6 +52,9 @@ bench:
 	scripts/deps.sh
 	BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" scripts/bench.sh
 
+fuzz:
+	KERNEL="$(KERNEL)" SEED="$(SEED)" CALLS="$(CALLS)" scripts/fuzz.sh
+
 demo:
 	scripts/deps.sh
 	scripts/vm.sh demo $(VM_KERNEL)
@@ -64,4 +69,4 @@ clean:
 	$(MAKE) -C selftests clean
 	rm -rf build
 
-.PHONY: all module tools selftests install check lint bench demo vm clean
+.PHONY: all module tools selftests install check lint bench fuzz demo vm clean

@@ -207,7 +207,7 @@ void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiti
 void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 {
 	const struct td_pending *p = &d->pending;
-	u64 accepted, rejected = 0, wakeups = 0;
+	u64 accepted, rejected = 0, wakeups = 0, merged;
 	int cpu;
 
 	might_sleep();
@@ -235,15 +235,25 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 	 * task before it is on a list, so accepted >= drained here.  Periodic
 	 * runs are accepted by the acceptor itself, drained at once.
 	 */
+	/*
+	 * An item submission that found it waiting ended there, overridden.
+	 * Merges are read before what was accepted (pairs with smp_wmb() in
+	 * tdispatch_submit_item()), so queued never counts below zero.
+	 */
+	merged = d->items_merged;
+	for_each_possible_cpu(cpu)
+		merged += READ_ONCE(per_cpu_ptr(d->input, cpu)->items_merged);
+	smp_rmb();
 	accepted = d->periodic_runs;
 	for_each_possible_cpu(cpu) {
 		struct td_input *in = per_cpu_ptr(d->input, cpu);
 
-		accepted += READ_ONCE(in->added);
+		accepted += READ_ONCE(in->added) + READ_ONCE(in->items);
 		rejected += READ_ONCE(in->rejected);
 		wakeups += READ_ONCE(in->wakeups);
 	}
-	st->queued = accepted - p->drained;
+	st->overridden += merged;
+	st->queued = accepted - p->drained - merged;
 	mutex_unlock(&d->lock);
 	st->accepted = accepted;
 	st->rejected = rejected;

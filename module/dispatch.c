@@ -17,6 +17,9 @@
 #include "internal.h"
 #include "trace.h"
 
+/* Longest the acceptor lets input gather without looking at it. */
+#define TD_GATHER_NS	NSEC_PER_MSEC
+
 /* Tell the acceptor to look again (a batch ended, a cancel, a destroy). */
 void td_kick(struct tdispatch *d)
 {
@@ -38,9 +41,12 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 			trace_tdispatch_drop(d, t, outcome);
 		if (!list_empty(&d->observers))
 			td_events_observe(d, t, outcome);
-		/* A periodic run lives in its registration, not in the cache. */
+		/* A periodic run lives in its registration, an item in its object. */
 		if (t->periodic) {
 			td_supervise_reap(d, t);
+		} else if (t->flags & TD_TASK_ITEM) {
+			d->ops->release(d, t, outcome);
+			td_item_ended(d, t);
 		} else {
 			d->ops->release(d, t, outcome);
 			kmem_cache_free(td_task_cache, t);
@@ -91,6 +97,7 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 		slot->batch.nr = td_pending_cut(p, now, slot->batch.tasks, reap);
 		if (!slot->batch.nr)
 			continue;	/* everything met had expired */
+		td_items_inflight(&slot->batch);
 		d->free_slots &= ~BIT_ULL(slot - d->slots);
 		d->batches++;
 		trace_tdispatch_batch_start(d, &slot->batch);
@@ -106,17 +113,17 @@ bool td_idle(struct tdispatch *d)
 }
 
 /*
- * The acceptor sleeps until it is kicked, until @until, or, unless @armed,
- * until input arrives.  Armed, it lets input gather: a producer that never
- * sleeps would otherwise be preempted by a real-time acceptor once per
- * task.
+ * The acceptor sleeps until it is kicked, until @until, or, unless armed
+ * (@room: see ->wake_room), until input arrives.  Armed, it lets input
+ * gather: a producer that never sleeps would otherwise be preempted by a
+ * real-time acceptor once per task.
  */
-static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, bool armed)
+static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, unsigned int room)
 {
-	WRITE_ONCE(d->armed, armed);
-	/* Pairs with llist_add() in the submitter: see td_submit_task(). */
+	WRITE_ONCE(d->wake_room, room);
+	/* Pairs with llist_add() in the submitter: see td_input_push(). */
 	set_current_state(TASK_IDLE);
-	if (kthread_should_stop() || READ_ONCE(d->kick) || (!armed && !td_input_empty(d))) {
+	if (kthread_should_stop() || READ_ONCE(d->kick) || (!room && !td_input_empty(d))) {
 		__set_current_state(TASK_RUNNING);
 		return;
 	}
@@ -133,8 +140,9 @@ int td_acceptor_fn(void *arg)
 
 	while (!kthread_should_stop()) {
 		LIST_HEAD(reap);
+		unsigned int room = 0;
 		ktime_t now, next;
-		bool idle, armed;
+		bool idle;
 
 		WRITE_ONCE(d->kick, false);
 		mutex_lock(&d->lock);
@@ -148,20 +156,31 @@ int td_acceptor_fn(void *arg)
 		if (idle)
 			WRITE_ONCE(d->idle_seq, d->idle_seq + 1);
 		/*
-		 * New input can wait if every worker is busy (a batch that ends
-		 * kicks us) or if we wake by ourselves before any new task's
-		 * max_delay is up.  Flushing for destroy, nothing waits.
+		 * New input can wait while we wake by ourselves within its
+		 * max_delay (and a millisecond at most), unless it makes a batch
+		 * due first; with every worker busy (a batch that ends kicks
+		 * us), it is still drained that soon, for coalescing and the
+		 * bound.  Flushing for destroy, nothing waits.
 		 */
-		armed = !d->pending.flush && d->cfg.max_delay_ns &&
-			(!d->free_slots ||
-			 ktime_before(next, ktime_add_ns(now, d->cfg.max_delay_ns)));
+		if (!d->pending.flush && d->cfg.max_delay_ns) {
+			ktime_t within = ktime_add_ns(now, min(d->cfg.max_delay_ns, TD_GATHER_NS));
+
+			if (!d->free_slots) {
+				next = min(next, within);
+				room = d->cfg.max_batch;
+			} else if (ktime_before(next, within)) {
+				room = d->cfg.max_batch -
+				       min(d->pending.nr_pending - d->pending.nr_waiting,
+					   d->cfg.max_batch - 1);
+			}
+		}
 		td_delayed_sync(d);
 		mutex_unlock(&d->lock);
 
 		td_reap(d, &reap);
 		if (idle && wq_has_sleeper(&d->idle_wait))
 			wake_up_all(&d->idle_wait);
-		td_acceptor_sleep(d, next, armed);
+		td_acceptor_sleep(d, next, room);
 	}
 	return 0;
 }
@@ -197,6 +216,9 @@ void td_batch_work(struct work_struct *work)
 		d->results[res]++;
 	else if (!d->stopping)
 		d->redelivered++;
+	if (res == TD_RESULT_REDELIVER || res == TDISPATCH_CONGESTION ||
+	    res == TDISPATCH_TRANSIENT)
+		td_items_requeued(d, b);
 	switch ((int)res) {
 	case TD_RESULT_REDELIVER:
 		if (d->stopping)

@@ -44,6 +44,22 @@ enum td_task_state {
 	TD_TASK_DELAYED,	/* waiting for its not_before time */
 };
 
+/* ->flags of a task */
+#define TD_TASK_ITEM		BIT(0)	/* embedded in a struct tdispatch_item */
+
+/*
+ * An item's ->state.  Submitters move it out of IDLE and INFLIGHT; the
+ * engine moves it on from QUEUED (a batch is cut) and, once the task has
+ * left the dispatcher, back to IDLE or, if it was submitted again while
+ * processed (AGAIN), onto an input list once more.
+ */
+enum td_item_state {
+	TD_ITEM_IDLE,
+	TD_ITEM_QUEUED,		/* on an input list or pending */
+	TD_ITEM_INFLIGHT,	/* in a batch, or ended and not reaped yet */
+	TD_ITEM_AGAIN,		/* INFLIGHT, and submitted meanwhile */
+};
+
 /*
  * The pending set: pure bookkeeping, no locking, no allocation and no
  * clock of its own (callers pass "now"), so KUnit can drive it directly.
@@ -157,6 +173,8 @@ struct td_input {
 	unsigned long drained;		/* taken off ->list */
 	unsigned long rejected;
 	unsigned long wakeups;		/* empty -> non-empty transitions */
+	unsigned long items;		/* item submissions accepted */
+	unsigned long items_merged;	/* of those, found the item waiting */
 } ____cacheline_aligned_in_smp;
 
 /* One batch a worker may hold; there are cfg.workers of them. */
@@ -182,11 +200,12 @@ struct tdispatch {
 	bool dead;
 	struct task_struct *acceptor;
 	/*
-	 * The acceptor will look again on its own soon enough (a timer within
-	 * max_delay, or a batch ending): a submitter need not wake it for the
-	 * first task on an empty list, only for every max_batch-th undrained.
+	 * 0, or the acceptor will look again on its own soon enough (a timer
+	 * within max_delay, or a batch ending) unless this many more tasks
+	 * would make a batch due: then a submitter wakes it only when its
+	 * CPU's undrained tasks reach that many, not for the first one.
 	 */
-	bool armed;
+	unsigned int wake_room;
 	struct workqueue_struct *wq;
 	bool kick;			/* acceptor: look again */
 	unsigned long idle_seq;		/* bumped each time it finds all idle */
@@ -203,6 +222,7 @@ struct tdispatch {
 	u64 holdoffs;
 	u64 redelivered;
 	u64 bad_results;		/* ->process() returned no result */
+	u64 items_merged;		/* AGAIN items put back by a retry */
 
 	/*
 	 * Delayed tasks on the input lists or in the delayed set, against
@@ -234,6 +254,9 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
 bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
 void td_reap(struct tdispatch *d, struct list_head *reap);
+void td_items_inflight(struct tdispatch_batch *b);
+void td_items_requeued(struct tdispatch *d, struct tdispatch_batch *b);
+void td_item_ended(struct tdispatch *d, struct tdispatch_task *t);
 void td_kick(struct tdispatch *d);
 struct tdispatch *td_create(const struct tdispatch_config *cfg,
 			    const struct tdispatch_ops *ops, void *priv, gfp_t gfp);

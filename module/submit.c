@@ -25,6 +25,26 @@ void td_task_free(struct tdispatch_task *t)
 }
 
 /*
+ * Put @t on this CPU's input list (preemption off) and wake the acceptor
+ * if it must look.  llist_add() is a full barrier: either the acceptor,
+ * which clears ->wake_room before it looks at the lists, sees the task,
+ * or we see ->wake_room clear and wake it.  @counted: @t is counted in
+ * ->added, which gives this CPU's undrained tasks.
+ */
+static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdispatch_task *t,
+			  bool counted)
+{
+	bool first = llist_add(&t->input, &in->list);
+	unsigned int room = READ_ONCE(d->wake_room);
+
+	if (room ? counted && this_cpu_read(d->input->added) - READ_ONCE(in->drained) == room :
+		   first) {
+		this_cpu_inc(d->input->wakeups);
+		wake_up_process(d->acceptor);
+	}
+}
+
+/*
  * Submit @t, allocated by the caller with td_task_alloc(), or NULL if that
  * failed (counted as rejected here).  On failure @t is the caller's to
  * free.  Callable from any context: it neither allocates nor sleeps.
@@ -78,16 +98,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	/* Counted before it is visible, so drained never exceeds accepted. */
 	this_cpu_inc(d->input->added);
 	trace_tdispatch_submit(d, id);
-	/*
-	 * llist_add() is a full barrier: either the acceptor, which clears
-	 * ->armed before it looks at the lists, sees this task, or we see
-	 * ->armed clear and wake it.
-	 */
-	if ((llist_add(&t->input, &in->list) && !READ_ONCE(d->armed)) ||
-	    !((this_cpu_read(d->input->added) - READ_ONCE(in->drained)) % d->cfg.max_batch)) {
-		this_cpu_inc(d->input->wakeups);
-		wake_up_process(d->acceptor);
-	}
+	td_input_push(d, in, t, true);
 	preempt_enable();
 	return 0;
 
@@ -169,6 +180,117 @@ int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
 }
 EXPORT_SYMBOL_GPL(tdispatch_submit_delayed);
 
+/* An item's task, made ready to go on an input list. */
+static void td_item_prepare(struct tdispatch_task *t)
+{
+	*t = (struct tdispatch_task) {
+		.id = t->id,
+		.payload = t->payload,
+		.state = TD_TASK_INPUT,
+		.flags = TD_TASK_ITEM,
+	};
+}
+
+/**
+ * tdispatch_submit_item() - hand an item to a dispatcher
+ * @d: the dispatcher
+ * @it: the item, set up with tdispatch_item_init()
+ *
+ * Allocates nothing.  If @it waits to be processed already, this costs one
+ * atomic operation and is counted as accepted and overridden at once: the
+ * waiting one processes the object's latest state (the caller's stores
+ * before this call are seen by the ->process() that follows).  If @it is
+ * being processed, it is processed again afterwards.  The item has no
+ * deadline and no not-before time.
+ *
+ * Any context, hard irq included.  Racing tdispatch_destroy(): as for
+ * tdispatch_submit().
+ *
+ * Return: 0 if accepted; -ESHUTDOWN once tdispatch_destroy() has begun,
+ * counted as rejected.
+ */
+int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it)
+{
+	struct td_input *in;
+	int old, new;
+
+	/* Orders the caller's stores before the state, as queue_work() does. */
+	smp_mb();
+	preempt_disable();
+	in = this_cpu_ptr(d->input);
+	if (READ_ONCE(d->dead)) {
+		this_cpu_inc(d->input->rejected);
+		preempt_enable();
+		return -ESHUTDOWN;
+	}
+	this_cpu_inc(d->input->items);
+	old = atomic_read(&it->state);
+	do {
+		if (old == TD_ITEM_QUEUED || old == TD_ITEM_AGAIN) {
+			/* Accepted before merged: see tdispatch_get_stats(). */
+			smp_wmb();
+			this_cpu_inc(d->input->items_merged);
+			preempt_enable();
+			return 0;
+		}
+		new = old == TD_ITEM_IDLE ? TD_ITEM_QUEUED : TD_ITEM_AGAIN;
+	} while (!atomic_try_cmpxchg(&it->state, &old, new));
+	if (new == TD_ITEM_QUEUED) {
+		td_item_prepare(&it->task);
+		trace_tdispatch_submit(d, it->task.id);
+		td_input_push(d, in, &it->task, false);
+	}
+	preempt_enable();
+	return 0;
+}
+EXPORT_SYMBOL_GPL(tdispatch_submit_item);
+
+/* A batch was cut: its items are processed from now on. */
+void td_items_inflight(struct tdispatch_batch *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr; i++)
+		if (b->tasks[i]->flags & TD_TASK_ITEM)
+			/* A full barrier: see tdispatch_submit_item(). */
+			atomic_xchg(&tdispatch_task_item(b->tasks[i])->state, TD_ITEM_INFLIGHT);
+}
+
+/* A batch goes back to pending: a submission meanwhile merges into it. */
+void td_items_requeued(struct tdispatch *d, struct tdispatch_batch *b)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&d->lock);
+	for (i = 0; i < b->nr; i++)
+		if ((b->tasks[i]->flags & TD_TASK_ITEM) &&
+		    atomic_xchg(&tdispatch_task_item(b->tasks[i])->state,
+				TD_ITEM_QUEUED) == TD_ITEM_AGAIN)
+			d->items_merged++;
+}
+
+/*
+ * td_reap() is done with an item's task: the item is free again, or, if
+ * it was submitted while processed, goes round once more.  That
+ * submission was accepted (and counted queued) when it was made.
+ */
+void td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
+{
+	struct tdispatch_item *it = tdispatch_task_item(t);
+	int old = atomic_read(&it->state);
+
+	do {
+		if (old == TD_ITEM_AGAIN) {
+			atomic_set(&it->state, TD_ITEM_QUEUED);
+			td_item_prepare(t);
+			preempt_disable();
+			td_input_push(d, this_cpu_ptr(d->input), t, false);
+			preempt_enable();
+			return;
+		}
+	} while (!atomic_try_cmpxchg(&it->state, &old, TD_ITEM_IDLE));
+}
+
 /* Move every CPU's input into the pending set, in each CPU's arrival order. */
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 {
@@ -187,6 +309,11 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 		first = llist_reverse_order(first);
 		llist_for_each_entry_safe(t, next, first, input) {
 			delayed += !!t->not_before;
+			if (t->flags & TD_TASK_ITEM) {
+				/* Stamped here: an item's submit reads no clock. */
+				t->submitted = now;
+				n--;
+			}
 			td_pending_add(&d->pending, t, now, reap);
 			n++;
 		}

@@ -18,12 +18,17 @@ out=$TD_BUILD/bench-$k
 td_log "bench $k: building modules against $td_kdir"
 td_build_modules "$td_kdir" "$out"
 printf '%s\n' "${BENCH_ARGS:-}" >"$out/mod/bench/args"
-# The benchmark needs no userspace beyond busybox.
+# Userspace: tdbench, the benchmark through /dev/tdispatch.
 mkdir -p "$out/user"
+make -s -C "$TD_TOP/tools" OUTPUT="$out/user" LDFLAGS=-static >&2 ||
+	td_die "tools build failed"
 "$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user"
 td_log "bench $k: booting $td_kimg"
 "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench "$out/log" "$tmo" || true
 
-sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p' "$out/log/results.log" | tr -d '\r'
+sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p' "$out/log/results.log" | tr -d '\r' |
+	grep -v '^BENCH '
 echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log"
 "$TD_TOP/scripts/ktap.py" "bench-$k" "$out/log"
+# Last, the machine-readable lines of every benchmark (medians).
+grep '^BENCH ' "$out/log/results.log" | tr -d '\r'

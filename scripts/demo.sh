@@ -16,7 +16,7 @@ insmod "$DEMO_MODULES/demo/tdispatch_demo.ko"
 rmmod tdispatch_demo
 dmesg | sed -n 's/.*tdispatch_demo: /  /p'
 echo
-echo "accepted = done + coalesced + dropped + expired + failed + cancelled"
+echo "accepted = done + overridden + dropped + expired + failed + cancelled"
 echo "(+ queued + pending + in_flight while running): nothing is lost."
 
 echo

@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Pack the test VM's initramfs.
-# usage: mkinitramfs.sh OUT.cpio.gz MODDIR USERDIR
+# usage: mkinitramfs.sh OUT.cpio.gz MODDIR USERDIR [EXTRADIR]
 #   MODDIR   tdispatch.ko, plus optional kunit/, test/ and plant/ folders
 #   USERDIR  static test binaries (*_test) and tools (tdctl, demo.sh)
+#   EXTRADIR files for the VM's root, such as fuzz-args
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-out=$1 moddir=$2 userdir=$3
+out=$1 moddir=$2 userdir=$3 extradir=${4:-}
 busybox=/bin/busybox
 [ -x "$busybox" ] || td_die "$busybox missing; install busybox-static"
 
@@ -28,6 +29,7 @@ for f in "$userdir"/*; do
 	*) cp "$f" "$stage/bin/" ;;
 	esac
 done
+[ -z "$extradir" ] || cp -r "$extradir/." "$stage/"
 # Accounts for the tests that drop privileges.
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"

@@ -6,6 +6,8 @@
 #            report on ttyS1 between TD-* markers that scripts/ktap.py reads
 #   planted  load the harness's planted-bug modules, to prove the scanner
 #   bench    load each benchmark module and report its results on ttyS1
+#   fuzz     load the module and the test driver, run tdispatch_fuzz with
+#            the arguments in /fuzz-args, unload, scan for leaks
 #   demo     load the module and run /demo.sh on the console
 #   shell    load the module and give a shell on the console
 # The VM always ends with reboot -f; QEMU runs with -no-reboot, so it exits.
@@ -77,11 +79,31 @@ run_kselftests() {
 		"$t" 2>&1
 		echo "TD-KSFT-END ${t##*/} rc=$?"
 	done
+	run_fuzz
 	for m in $mods/testdrv/*.ko; do
 		[ -e "$m" ] || continue
 		n=${m##*/}
 		step "rmmod-$n" rmmod "${n%.ko}"
 	done
+}
+
+# The fuzzer, with the test driver loaded: a million calls on a stock
+# kernel, a hundred thousand under KASAN and lockdep (kmemleak tells which).
+# tdmode=fuzz takes its arguments from /fuzz-args instead.
+run_fuzz() {
+	command -v tdispatch_fuzz >/dev/null || return 0
+	args=$(cat /fuzz-args 2>/dev/null)
+	if [ -z "$args" ]; then
+		calls=1000000
+		[ -e $kmemleak ] && calls=100000
+		args="-n $calls"
+	fi
+	echo "TD-KSFT-BEGIN tdispatch_fuzz"
+	# shellcheck disable=SC2086 # the arguments are words
+	tdispatch_fuzz $args 2>&1
+	echo "TD-KSFT-END tdispatch_fuzz rc=$?"
+	# It may have left the test driver's dispatcher withdrawn.
+	echo 1 >/sys/module/tdispatch_testdrv/parameters/published 2>/dev/null
 }
 
 # KUnit runs a module's suites when it loads; debugfs keeps their KTAP.
@@ -136,6 +158,11 @@ run_bench_modules() {
 		echo "TD-KSFT-END $n rc=$?"
 		step "rmmod-$n" rmmod "$n"
 	done
+	if command -v tdbench >/dev/null; then
+		echo "TD-KSFT-BEGIN tdbench"
+		tdbench
+		echo "TD-KSFT-END tdbench rc=$?"
+	fi
 	step rmmod-tdispatch rmmod tdispatch
 }
 
@@ -207,6 +234,22 @@ bench)
 	echo "TD-VM-START kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) bench"
 	kmemleak_baseline
 	run_bench_modules
+	kmemleak_report
+	finish
+	;;
+fuzz)
+	heartbeat &
+	exec >/dev/ttyS1 2>&1
+	echo "TD-VM-START kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) fuzz"
+	kmemleak_baseline
+	step insmod-tdispatch insmod $mods/tdispatch.ko
+	for m in $mods/testdrv/*.ko; do
+		[ -e "$m" ] && step "insmod-${m##*/}" insmod "$m"
+	done
+	run_fuzz
+	step rmmod-tdispatch_testdrv rmmod tdispatch_testdrv
+	step rmmod-tdispatch rmmod tdispatch
+	step module-gone module_gone tdispatch
 	kmemleak_report
 	finish
 	;;

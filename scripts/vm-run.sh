@@ -23,7 +23,7 @@ set -- qemu-system-x86_64 -accel tcg -smp 2 -m 2G -nodefaults -no-reboot \
 	-display none -kernel "$kernel" -initrd "$initrd"
 
 case "$mode" in
-check|planted|bench)
+check|planted|bench|fuzz)
 	mkdir -p "$logdir"
 	rm -f "$logdir/console.log" "$logdir/results.log" "$logdir/stall"
 	start=$(date +%s)

@@ -5,8 +5,11 @@
  *
  *   tdispatch   tdispatch_submit() with a no-op ->process(), defaults: a
  *               SCHED_FIFO acceptor and a WQ_HIGHPRI workqueue
- *   td-normal   the same with TDISPATCH_NORMAL_PRIORITY: what the
- *               priority buys, measured beside it
+ *   td-item     tdispatch_submit_item() of a struct tdispatch_item per
+ *               id, embedded: nothing allocated, a resubmit of one that
+ *               waits is one atomic
+ *   td-normal   the same as tdispatch with TDISPATCH_NORMAL_PRIORITY:
+ *               what the priority buys, measured beside it
  *   queue_work  a work item allocated and queue_work()ed per task, on an
  *               unbound workqueue: no coalescing at all
  *   spin+hash   a spinlock, a hashtable of per-id entries and a FIFO; a
@@ -191,6 +194,37 @@ static int td_setup(struct variant *v)
 static int td_submit(u64 id, u64 stamp, bool sampled)
 {
 	return tdispatch_submit(td, id, (void *)(uintptr_t)stamp, 0, GFP_KERNEL);
+}
+
+/* td-item: one item per id, embedded in an array as a driver's objects. */
+static struct tdispatch_item *items;
+static unsigned long nr_items;
+
+static unsigned long item_index(u64 id)
+{
+	return wl->cold ? (id >> 40) * max_tasks + (id & (BIT_ULL(40) - 1)) : id;
+}
+
+static int ti_setup(struct variant *v)
+{
+	unsigned long i;
+	int ret = td_setup(v);
+
+	v->bytes = sizeof(struct tdispatch_item);	/* the caller's, none allocated */
+	for (i = 0; !ret && i < nr_items; i++)
+		tdispatch_item_init(&items[i], wl->cold ? (i / max_tasks) << 40 | i % max_tasks : i,
+				    NULL);
+	return ret;
+}
+
+static int ti_submit(u64 id, u64 stamp, bool sampled)
+{
+	struct tdispatch_item *it = &items[item_index(id)];
+
+	/* Cold items go once each: the stamp rides as the payload. */
+	if (wl->cold)
+		it->task.payload = (void *)(uintptr_t)stamp;
+	return tdispatch_submit_item(td, it);
 }
 
 static int td_drain(void)
@@ -410,6 +444,8 @@ static void sh_teardown(void)
 static struct variant variants[] = {
 	{ .name = "tdispatch", .setup = td_setup, .submit = td_submit,
 	  .drain = td_drain, .teardown = td_teardown },
+	{ .name = "td-item", .setup = ti_setup, .submit = ti_submit,
+	  .drain = td_drain, .teardown = td_teardown },
 	{ .name = "td-normal", .setup = td_setup, .submit = td_submit,
 	  .drain = td_drain, .teardown = td_teardown, .flags = TDISPATCH_NORMAL_PRIORITY },
 	{ .name = "queue_work", .setup = qw_setup, .submit = qw_submit,
@@ -418,7 +454,7 @@ static struct variant variants[] = {
 	  .drain = sh_drain, .teardown = sh_teardown },
 };
 
-enum { V_TD, V_TDN, V_QW, V_SH, NR_V };
+enum { V_TD, V_TDI, V_TDN, V_QW, V_SH, NR_V };
 
 /* ---- producers ------------------------------------------------------------ */
 
@@ -821,6 +857,8 @@ static void print_tables(void)
 	seq_buf_printf(&out, "tasks/s: accepted tasks from the first submit to the last ");
 	seq_buf_printf(&out, "processed; coalescing: submitted / processed\n");
 	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
+		print_ratios(w, V_TDI, V_SH);
+		print_ratios(w, V_TDI, V_QW);
 		print_ratios(w, V_TD, V_SH);
 		print_ratios(w, V_TD, V_QW);
 		print_ratios(w, V_TD, V_TDN);
@@ -849,10 +887,12 @@ static int bench_run(void)
 	if (!ids || !sample_every || !max_tasks || !reps)
 		return -EINVAL;
 	lat_max = max_tasks / sample_every + nr + 1;
+	nr_items = max_t(unsigned long, ids, (unsigned long)nr * max_tasks);
+	items = vmalloc_array(nr_items, sizeof(*items));
 	stamps = vmalloc_array(ids, sizeof(*stamps));
 	lat = vmalloc_array(lat_max, sizeof(*lat));
 	prods = kcalloc(nr, sizeof(*prods), GFP_KERNEL);
-	if (!stamps || !lat || !prods) {
+	if (!stamps || !lat || !prods || !items) {
 		kfree(prods);
 		return -ENOMEM;
 	}
@@ -905,6 +945,7 @@ static int __init td_engine_bench_init(void)
 		fail("setup failed: %d", ret);
 	vfree(lat);
 	vfree(stamps);
+	vfree(items);
 	seq_buf_printf(&out, "%s 1 td_engine_bench\n", failures ? "not ok" : "ok");
 	bench_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("results", 0444, bench_dir, NULL, &results_fops);

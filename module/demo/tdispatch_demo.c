@@ -2,8 +2,10 @@
 /*
  * tdispatch demo: producers on every CPU post bursts of readings from 16
  * "sensors"; a slow consumer that is sometimes congested gets only the
- * newest reading per sensor, in batches.  The report goes to the kernel
- * log; "make demo" shows it.
+ * newest reading per sensor, in batches.  Then the same with each sensor
+ * an object that embeds a struct tdispatch_item: the producers store the
+ * reading and submit the item, and nothing is allocated.  The report goes
+ * to the kernel log; "make demo" shows it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -50,6 +52,35 @@ static const struct tdispatch_ops demo_ops = {
 	.release = demo_release,
 };
 
+/* A sensor as a driver would have it: the item lives in the object. */
+struct demo_sensor {
+	atomic_long_t reading;
+	struct tdispatch_item item;
+};
+
+static struct demo_sensor demo_sensors[SENSORS];
+static bool demo_items;		/* the second round */
+
+static enum tdispatch_result demo_item_process(struct tdispatch *d, struct tdispatch_batch *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr; i++) {
+		struct demo_sensor *s = container_of(tdispatch_task_item(tdispatch_batch_task(b, i)),
+						     struct demo_sensor, item);
+
+		/* The newest reading: stored before the item was submitted. */
+		atomic_set(&demo_last[s - demo_sensors], atomic_long_read(&s->reading));
+	}
+	usleep_range(2000, 3000);
+	return TDISPATCH_SUCCESS;
+}
+
+static const struct tdispatch_ops demo_item_ops = {
+	.process = demo_item_process,
+	.release = demo_release,
+};
+
 static int demo_producer(void *arg)
 {
 	struct tdispatch *d = arg;
@@ -58,8 +89,14 @@ static int demo_producer(void *arg)
 	for (n = 1; n <= READINGS; n++) {
 		/* Every 1000th reading is stale on arrival: it expires. */
 		ktime_t deadline = n % 1000 ? 0 : ktime_sub_ns(ktime_get(), 1);
+		struct demo_sensor *s = &demo_sensors[n % SENSORS];
 
-		tdispatch_submit(d, n % SENSORS, (void *)n, deadline, GFP_KERNEL);
+		if (demo_items) {
+			atomic_long_set(&s->reading, n);
+			tdispatch_submit_item(d, &s->item);
+		} else {
+			tdispatch_submit(d, n % SENSORS, (void *)n, deadline, GFP_KERNEL);
+		}
 		/* Bursts of 200 readings, a breath between them. */
 		if (!(n % 200))
 			usleep_range(1000, 2000);
@@ -76,24 +113,26 @@ static void demo_report(struct tdispatch *d, const char *when)
 	tdispatch_get_stats(d, &st);
 	pr_info("%s: accepted %llu rejected %llu | queued %llu pending %llu in_flight %llu\n",
 		when, st.accepted, st.rejected, st.queued, st.pending, st.in_flight);
-	pr_info("%s: done %llu coalesced %llu dropped %llu expired %llu failed %llu cancelled %llu\n",
+	pr_info("%s: done %llu overridden %llu dropped %llu expired %llu failed %llu cancelled %llu\n",
 		when, st.done, st.overridden, st.dropped, st.expired, st.failed, st.cancelled);
 	pr_info("%s: batches %llu congested %llu retries %llu holdoffs %llu\n", when,
 		st.batches, st.results[TDISPATCH_CONGESTION], st.retries, st.holdoffs);
 }
 
-static int __init tdispatch_demo_init(void)
+static const struct tdispatch_config demo_cfg = {
+	.name = "demo",
+	.max_buffer = SENSORS,
+	.max_batch = 8,
+	.max_delay_ns = 5 * NSEC_PER_MSEC,
+	.workers = 2,
+	.congestion_delay_ns = 20 * NSEC_PER_MSEC,
+	.transient_delay_ns = 20 * NSEC_PER_MSEC,
+	.max_input = 1024,
+};
+
+/* One round: producers on every CPU, then a drain and the newest readings. */
+static int demo_round(const struct tdispatch_ops *ops)
 {
-	static const struct tdispatch_config cfg = {
-		.name = "demo",
-		.max_buffer = SENSORS,
-		.max_batch = 8,
-		.max_delay_ns = 5 * NSEC_PER_MSEC,
-		.workers = 2,
-		.congestion_delay_ns = 20 * NSEC_PER_MSEC,
-		.transient_delay_ns = 20 * NSEC_PER_MSEC,
-		.max_input = 1024,
-	};
 	struct task_struct **producers;
 	struct tdispatch *d;
 	unsigned int cpu, i, n = 0;
@@ -101,14 +140,17 @@ static int __init tdispatch_demo_init(void)
 	producers = kcalloc(nr_cpu_ids, sizeof(*producers), GFP_KERNEL);
 	if (!producers)
 		return -ENOMEM;
-	d = tdispatch_create(&cfg, &demo_ops, NULL);
+	d = tdispatch_create(&demo_cfg, ops, NULL);
 	if (IS_ERR(d)) {
 		kfree(producers);
 		return PTR_ERR(d);
 	}
-	pr_info("%u producers x %u readings over %u sensors; max_buffer %u, max_batch %u\n",
-		num_online_cpus(), READINGS, SENSORS, cfg.max_buffer, cfg.max_batch);
+	pr_info("%u producers x %u readings over %u sensors%s; max_buffer %u, max_batch %u\n",
+		num_online_cpus(), READINGS, SENSORS, demo_items ? " as embedded items" : "",
+		demo_cfg.max_buffer, demo_cfg.max_batch);
 	demo_report(d, "before");
+	atomic_set(&demo_running, 1);
+	reinit_completion(&demo_producers_done);
 	for_each_online_cpu(cpu) {
 		struct task_struct *p = kthread_create_on_cpu(demo_producer, d, cpu, "tddemo/%u");
 
@@ -133,6 +175,20 @@ static int __init tdispatch_demo_init(void)
 		atomic_read(&demo_last[2]), atomic_read(&demo_last[3]),
 		atomic_read(&demo_last[SENSORS - 1]));
 	return 0;
+}
+
+static int __init tdispatch_demo_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	ret = demo_round(&demo_ops);
+	if (ret)
+		return ret;
+	for (i = 0; i < SENSORS; i++)
+		tdispatch_item_init(&demo_sensors[i].item, i, NULL);
+	demo_items = true;
+	return demo_round(&demo_item_ops);
 }
 
 static void __exit tdispatch_demo_exit(void)

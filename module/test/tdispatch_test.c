@@ -715,6 +715,104 @@ static void test_submit_races_destroy(struct tcase *t)
 }
 
 /*
+ * Drain and destroy: every item submission was released once, unless it
+ * merged into one waiting; @done of them were processed.
+ */
+static void item_finish(struct tcase *t, struct recorder *r, unsigned int merged,
+			unsigned int done)
+{
+	struct tdispatch_stats st;
+
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	T_EXPECT_EQ(t, r->released + merged, st.accepted);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_DONE), done);
+	T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
+	rec_free(r);
+}
+
+/*
+ * Items: embedded, nothing allocated.  Submitted while processed, an item
+ * runs once more after; submitted again while it waits, it merges (counted
+ * accepted and overridden at once); ->release() once per time it leaves.
+ */
+static void test_item_submitted_while_processed_runs_again(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	struct tdispatch_item it;
+	struct tdispatch_stats st;
+	int i;
+
+	if (!r)
+		return;
+	r->gated = true;
+	tdispatch_item_init(&it, 7, NULL);
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it), 0);
+	if (!T_EXPECT(t, wait_for_completion_timeout(&r->entered, WAIT_LIMIT)))
+		goto out;
+	/* In ->process() now: the first goes round again, the others merge. */
+	for (i = 0; i < 3; i++)
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it), 0);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, st.accepted, 4);
+	T_EXPECT_EQ(t, st.overridden, 2);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 2)) {
+		T_EXPECT_EQ(t, r->nr_rec, 2);
+		T_EXPECT_EQ(t, r->rec[1].first_id, 7);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_DONE), 2);
+		tdispatch_get_stats(r->d, &st);
+		check_stats(t, &st);
+		T_EXPECT_EQ(t, st.done, 2);
+	}
+out:
+	complete(&r->gate);
+	item_finish(t, r, 2, 2);
+	/* Free again once released: it may be submitted to another one. */
+	T_EXPECT_EQ(t, atomic_read(&it.state), 0);
+}
+
+static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_item *it;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned int i, round;
+
+	cfg.max_batch = 64;
+	cfg.max_delay_ns = 10 * NSEC_PER_SEC;	/* they wait: nothing is cut */
+	it = kcalloc(16, sizeof(*it), GFP_KERNEL);
+	r = it ? rec_start(t, &cfg) : NULL;
+	if (!r) {
+		kfree(it);
+		return;
+	}
+	for (i = 0; i < 16; i++)
+		tdispatch_item_init(&it[i], i, NULL);
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < 16; i++)
+			T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
+	/* A plain task of an item's id replaces it, as a newer task does. */
+	T_EXPECT_EQ(t, submit(r, 3, 0x33), 0);
+	td_sync(t, r);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, st.accepted, 49);
+	T_EXPECT_EQ(t, st.overridden, 33);
+	T_EXPECT_EQ(t, st.pending, 16);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OVERRIDDEN), 1);
+	/* Released as overridden, it is free and may go again: it merges no more. */
+	T_EXPECT_EQ(t, atomic_read(&it[3].state), 0);
+	item_finish(t, r, 32, 16);
+	for (i = 0; i < 16; i++)
+		T_EXPECT_EQ(t, atomic_read(&it[i].state), 0);
+	kfree(it);
+}
+
+/*
  * A ->process() that returns no result: the engine's own redelivery value
  * first, then garbage.  Both are failures, counted, never redeliveries.
  */
@@ -878,6 +976,8 @@ static const struct td_case cases[] = {
 	CASE(submit_from_irq_contexts),
 	CASE(submit_races_destroy),
 	CASE(out_of_range_result_is_a_counted_failure),
+	CASE(item_submitted_while_processed_runs_again),
+	CASE(items_waiting_merge_and_yield_to_tasks),
 	CASE(per_id_exclusion_under_concurrency),
 	CASE(stress_million_tasks),
 };

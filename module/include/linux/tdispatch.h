@@ -15,6 +15,8 @@
 #ifndef _LINUX_TDISPATCH_H
 #define _LINUX_TDISPATCH_H
 
+#include <linux/atomic.h>
+#include <linux/container_of.h>
 #include <linux/gfp_types.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -110,7 +112,8 @@ struct tdispatch_task {
 	ktime_t not_before;
 	unsigned int attempts;
 	/* private: */
-	unsigned int state;
+	u16 state;
+	u16 flags;
 	ktime_t queued;
 	/*
 	 * A delayed task is off the input list and on no order list; the reap
@@ -125,6 +128,52 @@ struct tdispatch_task {
 	struct tdispatch_task *waiting;
 	void *periodic;		/* the periodic registration it runs, or NULL */
 };
+
+/**
+ * struct tdispatch_item - a task embedded in the caller's own object
+ * @task: what ->process() and ->release() see; set up by
+ *	tdispatch_item_init(), the dispatcher's while submitted.
+ * @state: private.
+ *
+ * As a work_struct is to queue_work(): nothing is allocated when it is
+ * submitted, and submitting it again while it waits to be processed is a
+ * free no-op, counted as overridden (the one waiting processes the
+ * object's latest state).  Submitted while it is being processed, it is
+ * processed once more afterwards.  ->release() is called each time it
+ * leaves the dispatcher, not for the submissions that merged into it; it
+ * must not free the object while submitted, and may submit it again.
+ * container_of() leads from the task to the object.
+ */
+struct tdispatch_item {
+	struct tdispatch_task task;
+	atomic_t state;
+};
+
+/**
+ * tdispatch_item_init() - set up an item before its first submission
+ * @it: the item
+ * @id: the id it is always submitted with
+ * @payload: what ->process() sees as its payload
+ *
+ * Any context; not while @it is submitted.
+ */
+static inline void tdispatch_item_init(struct tdispatch_item *it, u64 id, void *payload)
+{
+	it->task.id = id;
+	it->task.payload = payload;
+	atomic_set(&it->state, 0);
+}
+
+/**
+ * tdispatch_task_item() - the item a task is embedded in
+ * @t: a task submitted with tdispatch_submit_item()
+ *
+ * Return: the item; meaningless for a task tdispatch_submit() made.
+ */
+static inline struct tdispatch_item *tdispatch_task_item(struct tdispatch_task *t)
+{
+	return container_of(t, struct tdispatch_item, task);
+}
 
 /**
  * struct tdispatch_batch - the tasks handed to one ->process() call
@@ -415,6 +464,7 @@ int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
 		     ktime_t deadline, gfp_t gfp);
 int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
 			     ktime_t not_before, ktime_t deadline, gfp_t gfp);
+int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it);
 int tdispatch_cancel(struct tdispatch *d, u64 id);
 int tdispatch_periodic_add(struct tdispatch *d, const struct tdispatch_periodic *pc);
 int tdispatch_periodic_remove(struct tdispatch *d, u64 id);
