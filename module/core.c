@@ -243,6 +243,7 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 	merged = d->items_merged;
 	for_each_possible_cpu(cpu)
 		merged += READ_ONCE(per_cpu_ptr(d->input, cpu)->items_merged);
+	/* Pairs with smp_wmb() in tdispatch_submit_item(), as said above. */
 	smp_rmb();
 	accepted = d->periodic_runs;
 	for_each_possible_cpu(cpu) {

@@ -185,9 +185,8 @@ TEST_F(fault, attach_fails_cleanly_at_every_allocation)
 			break;
 		}
 		hits++;
-		if (ret) {
+		if (ret)
 			EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", n);
-		}
 		close(fd);
 	}
 	TH_LOG("%u allocations of ATTACH failed in turn", hits);

@@ -188,7 +188,8 @@ static void fuzz_submit(unsigned long long *s, int fd)
 		ut[i] = (struct tdispatch_utask) {
 			.id = rnd(s, 64),
 			.payload = (unsigned long)(rnd(s, 8) ? good : arg_ptr(s, 64)),
-			.payload_len = rnd(s, 10) ? 1 + rnd(s, 64) : rnd(s, 2 * TDISPATCH_PAYLOAD_MAX),
+			.payload_len = rnd(s, 10) ? 1 + rnd(s, 64) :
+						    rnd(s, 2 * TDISPATCH_PAYLOAD_MAX),
 			.deadline_ns = rnd(s, 6) ? 0 : rnd(s, 0xffffffff),
 			.not_before_ns = rnd(s, 4) ? 0 : rnd(s, 50000000),
 		};
@@ -247,7 +248,7 @@ static void fuzz_small(unsigned long long *s, int fd)
 	default:
 		/* Unknown numbers, or known ones with a wrong direction or size. */
 		count(ioctl(fd, _IOC(rnd(s, 4), rnd(s, 3) ? TDISPATCH_IOC_MAGIC : rnd(s, 256),
-				      rnd(s, 20), rnd(s, 300)), good));
+				     rnd(s, 20), rnd(s, 300)), good));
 		break;
 	}
 }

@@ -29,8 +29,10 @@
 #define BATCH		1024
 #define SEC		1000000000ULL
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 static const unsigned int vectors[] = { 1, 16, 256, 1024 };
-#define NR_VECTORS	(sizeof(vectors) / sizeof(vectors[0]))
+#define NR_VECTORS	ARRAY_SIZE(vectors)
 
 static unsigned int tasks = 65536;
 

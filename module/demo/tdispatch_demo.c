@@ -66,8 +66,8 @@ static enum tdispatch_result demo_item_process(struct tdispatch *d, struct tdisp
 	unsigned int i;
 
 	for (i = 0; i < b->nr; i++) {
-		struct demo_sensor *s = container_of(tdispatch_task_item(tdispatch_batch_task(b, i)),
-						     struct demo_sensor, item);
+		struct tdispatch_item *it = tdispatch_task_item(tdispatch_batch_task(b, i));
+		struct demo_sensor *s = container_of(it, struct demo_sensor, item);
 
 		/* The newest reading: stored before the item was submitted. */
 		atomic_set(&demo_last[s - demo_sensors], atomic_long_read(&s->reading));
