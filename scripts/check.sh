@@ -60,6 +60,9 @@ for k in $kernels; do
 	read -r p f _ <"$out/log/counts"
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
+	# The fuzzer's seed, calls and errno classes, for each run of it.
+	sed -n 's/^\(not \)*ok 1 \(fuzz[a-z_]*\) # /  '"$k"': \2: /p' "$out/log/results.log" |
+		tr -d '\r' >>"$summary"
 	echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log" >>"$summary"
 done
 

@@ -102,8 +102,35 @@ run_fuzz() {
 	# shellcheck disable=SC2086 # the arguments are words
 	tdispatch_fuzz $args 2>&1
 	echo "TD-KSFT-END tdispatch_fuzz rc=$?"
+	[ -n "$(cat /fuzz-args 2>/dev/null)" ] || fuzz_with_faults
 	# It may have left the test driver's dispatcher withdrawn.
 	echo 1 >/sys/module/tdispatch_testdrv/parameters/published 2>/dev/null
+}
+
+# Where the kernel has fault injection: the fuzzer once more, with the
+# allocations its calls cause failing at random (5%, quietly: an injected
+# failure's stack trace would read as a report).
+fuzz_with_faults() {
+	f=/sys/kernel/debug
+	[ -w $f/failslab/task-filter ] || return 0
+	for t in failslab fail_page_alloc; do
+		[ -d $f/$t ] || continue
+		echo 0 >$f/$t/verbose
+		echo N >$f/$t/ignore-gfp-wait
+		echo 1 >$f/$t/interval
+		echo -1 >$f/$t/times
+		echo Y >$f/$t/task-filter
+		echo 5 >$f/$t/probability
+	done
+	[ -w $f/fail_page_alloc/min-order ] && echo 0 >$f/fail_page_alloc/min-order
+	echo "TD-KSFT-BEGIN tdispatch_fuzz_faults"
+	tdispatch_fuzz -f -n 30000 2>&1
+	echo "TD-KSFT-END tdispatch_fuzz_faults rc=$?"
+	for t in failslab fail_page_alloc; do
+		[ -d $f/$t ] || continue
+		echo 0 >$f/$t/probability
+		echo N >$f/$t/task-filter
+	done
 }
 
 # KUnit runs a module's suites when it loads; debugfs keeps their KTAP.

@@ -9,12 +9,18 @@
  * that run into the middle of a guard page; huge vectors), read, poll and
  * epoll, close racing the other threads, fork with the files shared,
  * SIGKILL of such children, and attaching to the test driver's
- * dispatchers while root withdraws and republishes one.  Every call must
+ * dispatchers while root withdraws and republishes one and now and then
+ * unloads and reloads the test driver itself.  Every call must
  * return (TAKE always has a timeout or NONBLOCK; files are O_NONBLOCK for
  * read), and every file whose counters can be read before it is closed
  * must satisfy the accounting equation.
  *
- * usage: tdispatch_fuzz [-s seed] [-n calls] [-p procs] [-t threads]
+ * With -f, every fuzzing thread has /proc/thread-self/make-it-fail set
+ * (the caller configures failslab and fail_page_alloc with task-filter):
+ * the kernel's allocations for its calls fail at random, and each must
+ * become an errno or a counted outcome.
+ *
+ * usage: tdispatch_fuzz [-f] [-s seed] [-n calls] [-p procs] [-t threads]
  *
  * Prints its seed, the calls made and an errno histogram as KTAP:
  *   ok 1 fuzz # seed=S calls=N equation_checks=E errnos: 0=.. EINVAL=..
@@ -34,6 +40,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <linux/tdispatch.h>
@@ -43,6 +50,7 @@
 #define NERR		136
 #define NOBODY		65534
 #define PUBLISHED	"/sys/module/tdispatch_testdrv/parameters/published"
+#define TESTDRV_KO	"/lib/tdispatch/testdrv/tdispatch_testdrv.ko"
 
 /* Shared by every process: the totals. */
 struct totals {
@@ -54,6 +62,7 @@ struct totals {
 
 static struct totals *tot;
 static unsigned long budget;		/* calls per thread */
+static bool faults;			/* -f: allocations fail at random */
 static int fds[NFDS];			/* this process's, shared by its threads */
 static char *good;			/* a buffer of 1 MiB */
 static char *ro;			/* a read-only page */
@@ -378,13 +387,22 @@ static void *fuzz_thread(void *arg)
 			fuzz_io(&s, fd);
 		} else if (op < 99) {
 			fuzz_fork(&s);
-		} else if (!geteuid()) {
+		} else if (!geteuid() && rnd(&s, 8)) {
 			/* Root withdraws or republishes the test driver's dispatcher. */
 			int p = open(PUBLISHED, O_WRONLY | O_CLOEXEC);
 
 			if (p >= 0) {
 				count(write(p, rnd(&s, 2) ? "1" : "0", 1));
 				close(p);
+			}
+		} else if (!geteuid()) {
+			/* Or unloads the test driver under everyone, and loads it again. */
+			int ko = open(TESTDRV_KO, O_RDONLY | O_CLOEXEC);
+
+			if (ko >= 0) {
+				count(syscall(__NR_delete_module, "tdispatch_testdrv", O_NONBLOCK));
+				count(syscall(__NR_finit_module, ko, "", 0));
+				close(ko);
 			}
 		}
 	}
@@ -396,14 +414,27 @@ static int fuzz_process(unsigned long long seed, unsigned int threads, bool nobo
 	pthread_t th[16];
 	unsigned int i;
 
+	/* Needs CAP_SYS_RESOURCE; the threads made after inherit it. */
+	if (faults) {
+		int f = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
+
+		if (f < 0 || write(f, "1", 1) != 1)
+			return 5;
+		close(f);
+	}
 	if (nobody && (setgid(NOBODY) || setuid(NOBODY)))
 		return 3;
 	for (i = 0; i < NFDS; i++)
 		fds[i] = open("/dev/" TDISPATCH_DEV_NAME, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	for (i = 0; i < threads; i++)
-		if (pthread_create(&th[i], NULL, fuzz_thread,
-				   (void *)(unsigned long)(seed * 7919 + i + 1)))
-			return 4;
+	for (i = 0; i < threads; i++) {
+		unsigned int tries = 0;
+
+		/* Under fault injection, making a thread may fail too. */
+		while (pthread_create(&th[i], NULL, fuzz_thread,
+				      (void *)(unsigned long)(seed * 7919 + i + 1)))
+			if (!faults || ++tries == 1000)
+				return 4;
+	}
 	for (i = 0; i < threads; i++)
 		pthread_join(th[i], NULL);
 	for (i = 0; i < NFDS; i++)
@@ -419,8 +450,11 @@ int main(int argc, char **argv)
 	size_t len;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:n:p:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "fs:n:p:t:")) != -1) {
 		switch (opt) {
+		case 'f':
+			faults = true;
+			break;
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
 			break;
@@ -447,8 +481,8 @@ int main(int argc, char **argv)
 	if (tot == MAP_FAILED || good == MAP_FAILED || ro == MAP_FAILED || edge == MAP_FAILED ||
 	    munmap(edge + PAGE, PAGE))
 		return 2;
-	printf("# tdispatch_fuzz: seed %llu, %llu calls over %u processes x %u threads\n",
-	       seed, calls, procs, threads);
+	printf("# tdispatch_fuzz: seed %llu, %llu calls over %u processes x %u threads%s\n",
+	       seed, calls, procs, threads, faults ? ", allocations failing at random" : "");
 	fflush(stdout);
 	for (i = 0; i < procs; i++) {
 		pid_t pid = fork();
@@ -462,6 +496,21 @@ int main(int argc, char **argv)
 		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 			died++;
 	}
+	/* Leave the test driver as found: loaded, its dispatcher published. */
+	if (!geteuid()) {
+		int ko = open(TESTDRV_KO, O_RDONLY | O_CLOEXEC), p;
+
+		if (ko >= 0) {
+			syscall(__NR_finit_module, ko, "", 0);
+			close(ko);
+		}
+		p = open(PUBLISHED, O_WRONLY | O_CLOEXEC);
+		if (p >= 0) {
+			if (write(p, "1", 1) != 1)
+				died++;
+			close(p);
+		}
+	}
 	len = snprintf(line, sizeof(line), "seed=%llu calls=%lu equation_checks=%lu errnos:",
 		       seed, tot->calls, tot->checks);
 	for (i = 0; i < NERR && len < sizeof(line) - 64; i++)
@@ -470,9 +519,9 @@ int main(int argc, char **argv)
 					i ? strerrorname_np(i) ?: "?" : "0", tot->errnos[i]);
 	printf("KTAP version 1\n1..1\n");
 	if (tot->bad_equation || died)
-		printf("# %lu equation failures, %u processes failed\nnot ok 1 fuzz # %s\n",
-		       tot->bad_equation, died, line);
+		printf("# %lu equation failures, %u processes failed\nnot ok 1 %s # %s\n",
+		       tot->bad_equation, died, faults ? "fuzz_faults" : "fuzz", line);
 	else
-		printf("ok 1 fuzz # %s\n", line);
+		printf("ok 1 %s # %s\n", faults ? "fuzz_faults" : "fuzz", line);
 	return tot->bad_equation || died;
 }
