@@ -22,8 +22,13 @@
 #include <linux/tdispatch.h>
 
 static struct tdispatch *td_rw, *td_ro;
+/*
+ * The parameter is writable from before init has made the dispatchers to
+ * after exit has destroyed them (sysfs goes with the module): ->live,
+ * under the lock, says whether there is anything to publish.
+ */
 static DEFINE_MUTEX(td_param_lock);
-static bool published;
+static bool published, live;
 
 static enum tdispatch_result td_drv_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
@@ -71,7 +76,9 @@ static int td_published_set(const char *val, const struct kernel_param *kp)
 	if (ret)
 		return ret;
 	mutex_lock(&td_param_lock);
-	if (on && !published)
+	if (!live)
+		ret = -ENODEV;
+	else if (on && !published)
 		ret = tdispatch_publish(td_rw, &td_rw_access);
 	else if (!on && published)
 		tdispatch_unpublish(td_rw);
@@ -121,12 +128,18 @@ static int __init td_drv_init(void)
 		tdispatch_destroy(td_rw, TDISPATCH_DISCARD, 0);
 		return ret;
 	}
+	mutex_lock(&td_param_lock);
 	published = true;
+	live = true;
+	mutex_unlock(&td_param_lock);
 	return 0;
 }
 
 static void __exit td_drv_exit(void)
 {
+	mutex_lock(&td_param_lock);
+	live = false;
+	mutex_unlock(&td_param_lock);
 	/* Destroy withdraws them; attached files get ENODEV from then on. */
 	tdispatch_destroy(td_ro, TDISPATCH_DISCARD, 0);
 	tdispatch_destroy(td_rw, TDISPATCH_DISCARD, 0);
