@@ -87,6 +87,43 @@ struct td_user {
 	struct td_events events;
 };
 
+/*
+ * A user's payload of @len bytes at @uptr, copied in and counted against
+ * the dispatcher's bound; give it back with td_payload_free().
+ */
+static struct td_payload *td_payload_new(struct td_user *u, u64 uptr, u32 len)
+{
+	struct td_payload *p;
+	size_t bytes;
+
+	if (!len || len > TDISPATCH_PAYLOAD_MAX)
+		return ERR_PTR(-EINVAL);
+	bytes = td_task_bytes(len);
+	if (atomic_long_add_return(bytes, &u->bytes) > TD_USER_MAX_BYTES) {
+		p = ERR_PTR(-ENOSPC);
+		goto unaccount;
+	}
+	p = kmalloc(struct_size(p, data, len), TD_GFP_USER);
+	if (!p) {
+		p = ERR_PTR(-ENOMEM);
+		goto unaccount;
+	}
+	p->len = len;
+	if (!copy_from_user(p->data, u64_to_user_ptr(uptr), len))
+		return p;
+	kfree(p);
+	p = ERR_PTR(-EFAULT);
+unaccount:
+	atomic_long_sub(bytes, &u->bytes);
+	return p;
+}
+
+static void td_payload_free(struct td_user *u, struct td_payload *p)
+{
+	atomic_long_sub(td_task_bytes(p->len), &u->bytes);
+	kfree(p);
+}
+
 static bool td_lease_ended(struct td_lease *l)
 {
 	return READ_ONCE(l->state) >= TD_LEASE_DONE;
@@ -140,11 +177,7 @@ static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispat
 static void td_user_task_release(struct tdispatch *d, struct tdispatch_task *t,
 				 enum tdispatch_outcome outcome)
 {
-	struct td_user *u = tdispatch_priv(d);
-	struct td_payload *p = tdispatch_task_payload(t);
-
-	atomic_long_sub(td_task_bytes(p->len), &u->bytes);
-	kfree(p);
+	td_payload_free(tdispatch_priv(d), tdispatch_task_payload(t));
 }
 
 static const struct tdispatch_ops td_user_ops = {
@@ -247,42 +280,18 @@ fail:
 static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 {
 	struct td_user *u = ctx;
-	struct td_payload *p;
-	size_t bytes;
+	struct td_payload *p = td_payload_new(u, ut->payload, ut->payload_len);
 	int ret;
 
-	if (!ut->payload_len || ut->payload_len > TDISPATCH_PAYLOAD_MAX) {
+	if (IS_ERR(p)) {
 		atomic_long_inc(&u->rejected);
-		return -EINVAL;
-	}
-	bytes = td_task_bytes(ut->payload_len);
-	if (atomic_long_add_return(bytes, &u->bytes) > TD_USER_MAX_BYTES) {
-		ret = -ENOSPC;
-		goto unaccount;
-	}
-	p = kmalloc(struct_size(p, data, ut->payload_len), TD_GFP_USER);
-	if (!p) {
-		ret = -ENOMEM;
-		goto unaccount;
-	}
-	p->len = ut->payload_len;
-	if (copy_from_user(p->data, u64_to_user_ptr(ut->payload), p->len)) {
-		ret = -EFAULT;
-		goto free;
+		return PTR_ERR(p);
 	}
 	/* The engine counts its own refusals. */
 	ret = tdispatch_submit_delayed(u->d, ut->id, p, td_not_before(ut, flags),
 				       ut->deadline_ns, TD_GFP_USER);
-	if (!ret)
-		return 0;
-	kfree(p);
-	atomic_long_sub(bytes, &u->bytes);
-	return ret;
-free:
-	kfree(p);
-unaccount:
-	atomic_long_sub(bytes, &u->bytes);
-	atomic_long_inc(&u->rejected);
+	if (ret)
+		td_payload_free(u, p);
 	return ret;
 }
 
@@ -430,11 +439,7 @@ static int td_ioctl_complete(struct td_user *u, void __user *uarg)
 /* A registration's payload, held until its last run ended. */
 static void td_user_periodic_release(struct tdispatch *d, void *payload)
 {
-	struct td_user *u = tdispatch_priv(d);
-	struct td_payload *p = payload;
-
-	atomic_long_sub(td_task_bytes(p->len), &u->bytes);
-	kfree(p);
+	td_payload_free(tdispatch_priv(d), payload);
 }
 
 static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
@@ -447,35 +452,22 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_PERIODIC_ADD_SIZE_VER0);
 	if (ret)
 		return ret;
-	if (a.flags || !a.payload_len || a.payload_len > TDISPATCH_PAYLOAD_MAX)
+	if (a.flags)
 		return -EINVAL;
-	if (atomic_long_add_return(td_task_bytes(a.payload_len), &u->bytes) > TD_USER_MAX_BYTES) {
-		ret = -ENOSPC;
-		goto unaccount;
-	}
-	p = kmalloc(struct_size(p, data, a.payload_len), TD_GFP_USER);
-	if (!p) {
-		ret = -ENOMEM;
-		goto unaccount;
-	}
-	p->len = a.payload_len;
-	ret = -EFAULT;
-	if (!copy_from_user(p->data, u64_to_user_ptr(a.payload), p->len)) {
-		pc = (struct tdispatch_periodic) {
-			.id = a.id,
-			.payload = p,
-			.period_ns = a.period_ns,
-			.timeout_ns = a.timeout_ns,
-			.max_backoff = a.max_backoff,
-			.release = td_user_periodic_release,
-		};
-		ret = tdispatch_periodic_add(u->d, &pc);
-		if (!ret)
-			return 0;
-	}
-	kfree(p);
-unaccount:
-	atomic_long_sub(td_task_bytes(a.payload_len), &u->bytes);
+	p = td_payload_new(u, a.payload, a.payload_len);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	pc = (struct tdispatch_periodic) {
+		.id = a.id,
+		.payload = p,
+		.period_ns = a.period_ns,
+		.timeout_ns = a.timeout_ns,
+		.max_backoff = a.max_backoff,
+		.release = td_user_periodic_release,
+	};
+	ret = tdispatch_periodic_add(u->d, &pc);
+	if (ret)
+		td_payload_free(u, p);
 	return ret;
 }
 
