@@ -127,7 +127,7 @@ enum td_periodic_action td_periodic_tick(struct td_periodic *pr, ktime_t now)
  * @pr: the registration
  * @result: the &enum tdispatch_result its batch returned, or -1 if it
  *	ended without being processed (overridden, dropped, expired,
- *	cancelled, or it could not be submitted)
+ *	cancelled)
  * @now: the current time
  *
  * A run that ends after its timeout counts as timed out, whether or not
