@@ -107,12 +107,12 @@ run_fuzz() {
 	echo 1 >/sys/module/tdispatch_testdrv/parameters/published 2>/dev/null
 }
 
-# Where the kernel has fault injection: the fuzzer once more, with the
-# allocations its calls cause failing at random (5%, quietly: an injected
-# failure's stack trace would read as a report).
-fuzz_with_faults() {
+# Fault injection where the kernel has it: allocations fail at random (5%,
+# quietly: an injected failure's stack trace would read as a report), but
+# only in the tasks that ask for it through make-it-fail (task-filter).
+faults_on() {
 	f=/sys/kernel/debug
-	[ -w $f/failslab/task-filter ] || return 0
+	[ -w $f/failslab/task-filter ] || return 1
 	for t in failslab fail_page_alloc; do
 		[ -d $f/$t ] || continue
 		echo 0 >$f/$t/verbose
@@ -123,14 +123,24 @@ fuzz_with_faults() {
 		echo 5 >$f/$t/probability
 	done
 	[ -w $f/fail_page_alloc/min-order ] && echo 0 >$f/fail_page_alloc/min-order
+	return 0
+}
+
+faults_off() {
+	for t in failslab fail_page_alloc; do
+		[ -d /sys/kernel/debug/$t ] || continue
+		echo 0 >/sys/kernel/debug/$t/probability
+		echo N >/sys/kernel/debug/$t/task-filter
+	done
+}
+
+# The fuzzer once more, its processes failing allocations.
+fuzz_with_faults() {
+	faults_on || return 0
 	echo "TD-KSFT-BEGIN tdispatch_fuzz_faults"
 	tdispatch_fuzz -f -n 30000 2>&1
 	echo "TD-KSFT-END tdispatch_fuzz_faults rc=$?"
-	for t in failslab fail_page_alloc; do
-		[ -d $f/$t ] || continue
-		echo 0 >$f/$t/probability
-		echo N >$f/$t/task-filter
-	done
+	faults_off
 }
 
 # KUnit runs a module's suites when it loads; debugfs keeps their KTAP.
@@ -154,14 +164,20 @@ run_kunit() {
 	done
 }
 
-# Test modules report KTAP of their own through debugfs, like KUnit.
+# Test modules report KTAP of their own through debugfs, like KUnit.  The
+# API module's stress runs a second time with its producers failing
+# allocations, where the kernel can inject faults.
 run_test_modules() {
 	[ -d $mods/test ] || return 0
 	for m in $mods/test/*.ko; do
 		[ -e "$m" ] || continue
 		n=${m##*/}
 		n=${n%.ko}
-		step "insmod-$n" insmod "$m"
+		args=
+		[ "$n" = tdispatch_test ] && faults_on && args=fault_stress=1
+		# shellcheck disable=SC2086 # empty or one word
+		step "insmod-$n" insmod "$m" $args
+		faults_off
 		echo "TD-KSFT-BEGIN $n"
 		cat "/sys/kernel/debug/$n/results" 2>&1
 		echo "TD-KSFT-END $n rc=$?"

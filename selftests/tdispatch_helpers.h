@@ -24,6 +24,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <linux/tdispatch.h>
@@ -407,6 +408,42 @@ static inline int td_write_file(const char *path, const char *val)
 static inline int td_publish(int on)
 {
 	return td_write_file(TD_PUBLISHED, on ? "1" : "0");
+}
+
+/* The test driver's module, where the VM's initramfs keeps it. */
+#define TESTDRV			"tdispatch_testdrv"
+#define TESTDRV_KO		"/lib/tdispatch/testdrv/" TESTDRV ".ko"
+
+/* rmmod the test driver, failing rather than waiting: 0 or -errno. */
+static inline int td_rmmod_testdrv(void)
+{
+	return syscall(__NR_delete_module, TESTDRV, O_NONBLOCK) ? -errno : 0;
+}
+
+/* insmod the test driver: 0 or -errno. */
+static inline int td_insmod_testdrv(void)
+{
+	int ko = open(TESTDRV_KO, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (ko < 0)
+		return -errno;
+	if (syscall(__NR_finit_module, ko, "", 0))
+		ret = -errno;
+	close(ko);
+	return ret;
+}
+
+/* ATTACH @fd to the named dispatcher @name: 0 or -errno. */
+static inline int td_attach(int fd, const char *name, __u32 flags, __u32 queue)
+{
+	struct tdispatch_attach a = {
+		.size = sizeof(a),
+		.flags = flags,
+		.event_queue = queue,
+	};
+
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	return ioctl(fd, TDISPATCH_IOC_ATTACH, &a) ? -errno : 0;
 }
 
 /* Run @fn(@arg) in a child; it must exit 0. */

@@ -104,19 +104,6 @@ static bool td_listed(int fd, const char *name, struct tdispatch_entry *out)
 	return found;
 }
 
-/* ATTACH @fd to @name: 0 or -errno. */
-static int td_attach(int fd, const char *name, __u32 flags, __u32 queue)
-{
-	struct tdispatch_attach a = {
-		.size = sizeof(a),
-		.flags = flags,
-		.event_queue = queue,
-	};
-
-	snprintf(a.name, sizeof(a.name), "%s", name);
-	return ioctl(fd, TDISPATCH_IOC_ATTACH, &a) ? -errno : 0;
-}
-
 static void td_attach_ok(struct __test_metadata *_metadata, int fd, const char *name,
 			 __u32 flags, __u32 queue)
 {

@@ -30,7 +30,6 @@
 #include "kselftest_harness.h"
 #include "tdispatch_helpers.h"
 
-#define TESTDRV_KO	"/lib/tdispatch/testdrv/tdispatch_testdrv.ko"
 #define RW		"testdrv-rw"
 /* What "a few seconds" is: everything here takes milliseconds. */
 #define PROMPT_NS	(5 * SEC)
@@ -143,28 +142,10 @@ static long td_submit_call(int fd, void *arg)
 	return td_call(fd, TDISPATCH_IOC_SUBMIT, arg);
 }
 
-static int td_attach(int fd, const char *name, __u32 flags)
-{
-	struct tdispatch_attach a = { .size = sizeof(a), .flags = flags };
-
-	snprintf(a.name, sizeof(a.name), "%s", name);
-	return ioctl(fd, TDISPATCH_IOC_ATTACH, &a) ? -errno : 0;
-}
-
 /* rmmod and insmod the test driver: 0 or -errno. */
 static int td_reload_testdrv(void)
 {
-	int ko, ret = 0;
-
-	if (syscall(__NR_delete_module, "tdispatch_testdrv", O_NONBLOCK))
-		return -errno;
-	ko = open(TESTDRV_KO, O_RDONLY | O_CLOEXEC);
-	if (ko < 0)
-		return -errno;
-	if (syscall(__NR_finit_module, ko, "", 0))
-		ret = -errno;
-	close(ko);
-	return ret;
+	return td_rmmod_testdrv() ?: td_insmod_testdrv();
 }
 
 /* @call, which must return 0 and take less than PROMPT_NS. */
@@ -266,7 +247,7 @@ static void td_driver_goes_and_comes(struct __test_metadata *_metadata, bool tes
 
 	EXPECT_PROMPT("another file's LIST", td_call(fd, TDISPATCH_IOC_LIST, &l));
 	if (testdrv) {
-		EXPECT_PROMPT("another file's ATTACH", td_attach(fd2, RW, 0));
+		EXPECT_PROMPT("another file's ATTACH", td_attach(fd2, RW, 0, 0));
 		EXPECT_PROMPT("withdraw " RW, td_publish(0));
 		EXPECT_PROMPT("publish " RW " again", td_publish(1));
 		EXPECT_PROMPT("rmmod and insmod the test driver", td_reload_testdrv());
@@ -300,7 +281,7 @@ TEST_F(uffd, named_stats_hold_up_no_withdrawal_or_rmmod)
 
 	if (!self->testdrv)
 		SKIP(close(fd); return, "the test driver is not loaded");
-	ASSERT_EQ(0, td_attach(fd, RW, 0));
+	ASSERT_EQ(0, td_attach(fd, RW, 0, 0));
 	if (variant->wp) {
 		/* Readable as it is: the size field says how much to write. */
 		struct uffdio_writeprotect prot = {
@@ -333,7 +314,7 @@ TEST_F(uffd, named_submit_holds_up_no_withdrawal_or_rmmod)
 
 	if (!self->testdrv || variant->wp)
 		SKIP(close(fd); return, "a payload is only copied in; needs the test driver");
-	ASSERT_EQ(0, td_attach(fd, RW, TDISPATCH_ATTACH_SUBMIT));
+	ASSERT_EQ(0, td_attach(fd, RW, TDISPATCH_ATTACH_SUBMIT, 0));
 	td_park(td_submit_call, fd, &s);
 	td_driver_goes_and_comes(_metadata, true);
 	td_unpark(0);

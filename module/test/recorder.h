@@ -32,6 +32,7 @@ static unsigned int ktap_cases;
 
 struct tcase {
 	const char *name;
+	const char *skip;	/* why the case did not run, or NULL */
 	int failures;
 };
 
@@ -332,8 +333,9 @@ static int td_run_cases(const struct td_case *cases, unsigned int nr)
 
 		cases[i].fn(&t);
 		failed += !!t.failures;
-		seq_buf_printf(&ktap, "%s %u %s\n", t.failures ? "not ok" : "ok",
-			       i + 1, t.name);
+		seq_buf_printf(&ktap, "%s %u %s%s%s\n", t.failures ? "not ok" : "ok",
+			       i + 1, t.name, t.skip ? " # SKIP " : "",
+			       t.skip ?: "");
 	}
 	pr_info("%u of %u cases passed\n", ktap_cases - failed, ktap_cases);
 	td_test_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);

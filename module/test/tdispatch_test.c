@@ -29,6 +29,10 @@
 static unsigned int stress_tasks = 1000000;
 module_param(stress_tasks, uint, 0444);
 MODULE_PARM_DESC(stress_tasks, "tasks the stress case submits in all (default 1000000)");
+static bool fault_stress;
+module_param(fault_stress, bool, 0444);
+MODULE_PARM_DESC(fault_stress,
+		 "run the stress once more with the producers' allocations failing (the harness sets up failslab with task-filter)");
 
 #include "recorder.h"
 
@@ -525,6 +529,8 @@ struct producer {
 	unsigned long todo;		/* 0: until an error other than ENOBUFS */
 	unsigned long accepted;
 	unsigned long busy;		/* -ENOBUFS seen */
+	unsigned long nomem;		/* -ENOMEM seen (injected faults) */
+	bool faults;			/* under fault injection: -ENOMEM is expected */
 	int last_err;
 	struct completion done;
 };
@@ -534,6 +540,10 @@ static int producer_fn(void *arg)
 	struct producer *p = arg;
 	struct recorder *r = p->r;
 
+#ifdef CONFIG_FAULT_INJECTION
+	/* failslab and fail_page_alloc with task-filter fail only this thread. */
+	current->make_it_fail = p->faults;
+#endif
 	while (!p->todo || p->accepted < p->todo) {
 		u64 id = get_random_u32_below(4096);
 		void *payload = NULL;
@@ -554,6 +564,10 @@ static int producer_fn(void *arg)
 			continue;
 		}
 		kfree(payload);
+		if (ret == -ENOMEM && p->faults) {
+			p->nomem++;
+			continue;
+		}
 		if (ret != -ENOBUFS) {
 			p->last_err = ret;
 			break;
@@ -567,8 +581,9 @@ static int producer_fn(void *arg)
 	return 0;
 }
 
-static struct producer *producers_start(struct tcase *t, struct recorder *r,
-					unsigned long per_cpu, unsigned int *nr)
+static struct producer *producers_start_faults(struct tcase *t, struct recorder *r,
+					       unsigned long per_cpu, bool faults,
+					       unsigned int *nr)
 {
 	struct producer *p;
 	unsigned int cpu, n = 0;
@@ -579,6 +594,7 @@ static struct producer *producers_start(struct tcase *t, struct recorder *r,
 	for_each_online_cpu(cpu) {
 		p[n].r = r;
 		p[n].todo = per_cpu;
+		p[n].faults = faults;
 		init_completion(&p[n].done);
 		p[n].task = kthread_create_on_cpu(producer_fn, &p[n], cpu, "tdtest/%u");
 		if (IS_ERR(p[n].task)) {
@@ -590,6 +606,12 @@ static struct producer *producers_start(struct tcase *t, struct recorder *r,
 	}
 	*nr = n;
 	return p;
+}
+
+static inline struct producer *producers_start(struct tcase *t, struct recorder *r,
+					       unsigned long per_cpu, unsigned int *nr)
+{
+	return producers_start_faults(t, r, per_cpu, false, nr);
 }
 
 static unsigned long producers_stop(struct producer *p, unsigned int nr)
@@ -887,14 +909,19 @@ static void test_per_id_exclusion_under_concurrency(struct tcase *t)
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
 
-static void test_stress_million_tasks(struct tcase *t)
+/*
+ * A million tasks from every CPU, random results; with @faults the
+ * producers' allocations fail at random too, and each failure must be an
+ * -ENOMEM the producer sees, never a task lost or leaked.
+ */
+static void stress_million_tasks(struct tcase *t, bool faults)
 {
 	struct tdispatch_config cfg = base_cfg;
 	struct tdispatch_stats st;
-	unsigned long accepted;
+	unsigned long accepted, nomem = 0;
 	struct recorder *r;
 	struct producer *p;
-	unsigned int nr, checks = 0;
+	unsigned int i, nr, checks = 0;
 	ktime_t start = ktime_get();
 	s64 ms;
 
@@ -910,7 +937,8 @@ static void test_stress_million_tasks(struct tcase *t)
 		return;
 	r->decide = random_result;
 	r->free_payloads = 16;
-	p = producers_start(t, r, DIV_ROUND_UP(stress_tasks, num_online_cpus()), &nr);
+	p = producers_start_faults(t, r, DIV_ROUND_UP(stress_tasks, num_online_cpus()),
+				   faults, &nr);
 	if (!p)
 		return;
 	/* The equation holds on every snapshot, also mid-flight. */
@@ -920,20 +948,38 @@ static void test_stress_million_tasks(struct tcase *t)
 		checks++;
 	}
 	accepted = producers_stop(p, nr);
+	for (i = 0; i < nr; i++)
+		nomem += p[i].nomem;
 	tdispatch_get_stats(r->d, &st);
 	check_stats(t, &st);
 	T_EXPECT(t, accepted >= stress_tasks);
 	T_EXPECT_EQ(t, st.accepted, accepted);
 	T_EXPECT(t, st.overridden > 0);
+	if (faults)
+		T_EXPECT(t, nomem > 0);
 	ms = ktime_ms_delta(ktime_get(), start);
-	t_log(t, "submitted %lu on %u CPUs in %lld ms, %u mid-run snapshots",
-	      accepted, nr, ms, checks);
+	t_log(t, "submitted %lu on %u CPUs in %lld ms, %u mid-run snapshots, %lu injected -ENOMEM",
+	      accepted, nr, ms, checks, nomem);
 	t_log(t, "done %llu failed %llu overridden %llu dropped %llu expired %llu",
 	      st.done, st.failed, st.overridden, st.dropped, st.expired);
 	t_log(t, "batches %llu retries %llu holdoffs %llu rejected %llu",
 	      st.batches, st.retries, st.holdoffs, st.rejected);
 	kfree(p);
 	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_stress_million_tasks(struct tcase *t)
+{
+	stress_million_tasks(t, false);
+}
+
+static void test_stress_million_tasks_under_faults(struct tcase *t)
+{
+	if (!IS_ENABLED(CONFIG_FAILSLAB) || !fault_stress) {
+		t->skip = "no failslab set up (fault_stress=0)";
+		return;
+	}
+	stress_million_tasks(t, true);
 }
 
 static void test_create_rejects_bad_config(struct tcase *t)
@@ -980,6 +1026,7 @@ static const struct td_case cases[] = {
 	CASE(items_waiting_merge_and_yield_to_tasks),
 	CASE(per_id_exclusion_under_concurrency),
 	CASE(stress_million_tasks),
+	CASE(stress_million_tasks_under_faults),
 };
 
 static int __init tdispatch_test_init(void)

@@ -11,9 +11,14 @@
  * Writing 0 to /sys/module/tdispatch_testdrv/parameters/published
  * withdraws testdrv-rw, writing 1 publishes it again, so that the tests
  * can cut attached files off.
+ *
+ * At unload it checks that every task it accepted was released exactly
+ * once, whatever the files attached to it were doing (a WARN, which fails
+ * the test run, if not).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/err.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -22,6 +27,8 @@
 #include <linux/tdispatch.h>
 
 static struct tdispatch *td_rw, *td_ro;
+/* Tasks ->release() saw, of testdrv-rw and of testdrv-ro. */
+static atomic_long_t td_rw_released, td_ro_released;
 /*
  * The parameter is writable from before init has made the dispatchers to
  * after exit has destroyed them (sysfs goes with the module): ->live,
@@ -39,6 +46,7 @@ static void td_drv_release(struct tdispatch *d, struct tdispatch_task *t,
 			   enum tdispatch_outcome outcome)
 {
 	kfree(tdispatch_task_payload(t));
+	atomic_long_inc(d == td_rw ? &td_rw_released : &td_ro_released);
 }
 
 static const struct tdispatch_ops td_drv_ops = {
@@ -135,14 +143,30 @@ static int __init td_drv_init(void)
 	return 0;
 }
 
+/*
+ * Withdrawn, nothing can submit any more: what was accepted must all come
+ * back through ->release() by the end of destroy.
+ */
+static void td_drv_destroy(struct tdispatch *d, atomic_long_t *released)
+{
+	struct tdispatch_stats st;
+
+	tdispatch_unpublish(d);
+	tdispatch_get_stats(d, &st);
+	tdispatch_destroy(d, TDISPATCH_DISCARD, 0);
+	WARN(atomic_long_read(released) != st.accepted,
+	     "%s: accepted %llu tasks, released %ld\n", KBUILD_MODNAME, st.accepted,
+	     atomic_long_read(released));
+}
+
 static void __exit td_drv_exit(void)
 {
 	mutex_lock(&td_param_lock);
 	live = false;
 	mutex_unlock(&td_param_lock);
-	/* Destroy withdraws them; attached files get ENODEV from then on. */
-	tdispatch_destroy(td_ro, TDISPATCH_DISCARD, 0);
-	tdispatch_destroy(td_rw, TDISPATCH_DISCARD, 0);
+	/* Attached files get ENODEV from the withdrawal on. */
+	td_drv_destroy(td_ro, &td_ro_released);
+	td_drv_destroy(td_rw, &td_rw_released);
 }
 
 module_init(td_drv_init);
