@@ -5,6 +5,7 @@
 #   make KDIR=/path      build the module against another kernel tree
 #   make check           install deps, lint, run every test in QEMU
 #   make check KERNELS=debug   the same on one kernel (6.1, 6.12, debug)
+#   make check-loaded    make check three times beside stress-ng --cpu 1 (RUNS=, LOAD=)
 #   make bench           run the benchmarks (module/bench/) in the VM
 #   make bench BENCH_KERNEL=debug   the same on the debug kernel
 #   make bench BENCH_ARGS="reps=1"  with module parameters for every benchmark
@@ -44,6 +45,9 @@ install: module
 check:
 	KERNELS="$(KERNELS)" scripts/check.sh
 
+check-loaded:
+	KERNELS="$(KERNELS)" RUNS="$(RUNS)" LOAD="$(LOAD)" scripts/check-loaded.sh
+
 lint:
 	scripts/deps.sh
 	scripts/lint.sh
@@ -69,4 +73,4 @@ clean:
 	$(MAKE) -C selftests clean
 	rm -rf build
 
-.PHONY: all module tools selftests install check lint bench fuzz demo vm clean
+.PHONY: all module tools selftests install check check-loaded lint bench fuzz demo vm clean

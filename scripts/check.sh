@@ -7,6 +7,7 @@
 #   VM_TIMEOUT=900            seconds before a VM counts as hung
 #   VM_STALL=90               seconds without the guest's heartbeat before
 #                             the VM counts as stalled (then retried once)
+#   VM_TCG=multi|single       TCG threading of the VMs (default multi)
 #   LINT=0                    skip the static checks (for quick iterations)
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -63,7 +64,8 @@ for k in $kernels; do
 	# The fuzzer's seed, calls and errno classes, for each run of it.
 	sed -n 's/^\(not \)*ok 1 \(fuzz[a-z_]*\) # /  '"$k"': \2: /p' "$out/log/results.log" |
 		tr -d '\r' >>"$summary"
-	echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log" >>"$summary"
+	echo "  $k: VM ran $(cat "$out/log/seconds")s, longest heartbeat gap" \
+		"$(cat "$out/log/heartbeat-gap")s; console log $out/log/console.log" >>"$summary"
 done
 
 # The harness must not be able to pass a broken kernel: boot the debug

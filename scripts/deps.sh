@@ -9,7 +9,7 @@ pkgs="make gcc libc6-dev python3 qemu-system-x86 busybox-static cpio gzip xz-uti
 	kmod bc flex bison libelf-dev libssl-dev sparse
 	linux-image-cloud-amd64 linux-headers-cloud-amd64
 	linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64
-	linux-source-6.12"
+	linux-source-6.12 stress-ng"
 
 missing=
 for p in $pkgs; do

@@ -338,6 +338,18 @@ static void fuzz_io(unsigned long long *s, int fd)
 	}
 }
 
+/*
+ * Grow this thread's stack now: growing it later needs an allocation, and
+ * one that fails then is a SIGSEGV, not an errno.
+ */
+static void __attribute__((noinline)) grow_stack(void)
+{
+	char pad[256 << 10];
+
+	memset(pad, 0, sizeof(pad));
+	__asm__ volatile("" : : "r"(pad) : "memory");
+}
+
 /* A child sharing the files makes a few calls, then exits or is killed. */
 static void fuzz_fork(unsigned long long *s)
 {
@@ -420,6 +432,7 @@ static int fuzz_process(unsigned long long seed, unsigned int threads, bool nobo
 
 	/* Needs CAP_SYS_RESOURCE; the threads made after inherit it. */
 	if (faults) {
+		grow_stack();
 		int f = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
 
 		if (f < 0 || write(f, "1", 1) != 1)
@@ -497,8 +510,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < procs; i++) {
 		int status;
 
-		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		pid_t pid = wait(&status);
+
+		if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			printf("# process %d: %s %d\n", pid, WIFSIGNALED(status) ? "signal" : "exit",
+			       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 			died++;
+		}
 	}
 	/* Leave the test driver as found: loaded, its dispatcher published. */
 	if (!geteuid()) {
