@@ -24,7 +24,8 @@ make -s -C "$TD_TOP/tools" OUTPUT="$out/user" LDFLAGS=-static >&2 ||
 	td_die "tools build failed"
 "$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user"
 td_log "bench $k: booting $td_kimg"
-"$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench "$out/log" "$tmo" || true
+VM_TCG=${VM_TCG:-multi} "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench \
+	"$out/log" "$tmo" || true
 
 sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p' "$out/log/results.log" | tr -d '\r' |
 	grep -v '^BENCH '

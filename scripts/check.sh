@@ -7,7 +7,7 @@
 #   VM_TIMEOUT=900            seconds before a VM counts as hung
 #   VM_STALL=90               seconds without the guest's heartbeat before
 #                             the VM counts as stalled (then retried once)
-#   VM_TCG=multi|single       TCG threading of the VMs (default multi)
+#   VM_TCG=single|multi       TCG threading of the VMs (default single)
 #   LINT=0                    skip the static checks (for quick iterations)
 set -eu
 . "$(dirname "$0")/lib.sh"

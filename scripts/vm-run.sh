@@ -19,8 +19,12 @@ set -eu
 
 kernel=$1 initrd=$2 mode=$3 logdir=${4:-} tmo=${5:-900}
 append="console=ttyS0,115200 panic=-1 oops=panic tdmode=$mode"
-# VM_TCG=multi|single: TCG's threading, see Documentation (the harness).
-set -- qemu-system-x86_64 -accel "tcg,thread=${VM_TCG:-multi}" -smp 2 -m 2G -nodefaults -no-reboot \
+# VM_TCG=single|multi: TCG's threading.  Single (the default) runs both
+# vCPUs in turns on one host thread: no vCPU waits for an IPI from another
+# that the host has descheduled (the stall seen in text_poke_bp()), and on
+# a busy host it was faster too (Documentation/tdispatch.rst, the harness).
+# The benchmarks use multi, for real parallelism.
+set -- qemu-system-x86_64 -accel "tcg,thread=${VM_TCG:-single}" -smp 2 -m 2G -nodefaults -no-reboot \
 	-display none -kernel "$kernel" -initrd "$initrd"
 
 case "$mode" in
