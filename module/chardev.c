@@ -76,6 +76,7 @@ static unsigned int td_ioctl_call(unsigned int cmd)
 		{ TDISPATCH_IOC_PERIODIC_ADD, TDISPATCH_PERIODIC_ADD_SIZE_VER0 },
 		{ TDISPATCH_IOC_PERIODIC_DEL, TDISPATCH_ID_SIZE_VER0 },
 		{ TDISPATCH_IOC_PERIODIC_STATS, TDISPATCH_PERIODIC_STATS_SIZE_VER0 },
+		{ TDISPATCH_IOC_RELEASE, TDISPATCH_ID_SIZE_VER0 },
 	};
 	unsigned int nr = _IOC_NR(cmd);
 
@@ -111,6 +112,7 @@ static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg
 	case TDISPATCH_IOC_PERIODIC_ADD:
 	case TDISPATCH_IOC_PERIODIC_DEL:
 	case TDISPATCH_IOC_PERIODIC_STATS:
+	case TDISPATCH_IOC_RELEASE:
 		if (u)
 			return td_user_ioctl(f, u, file, call, uarg);
 		if (a)

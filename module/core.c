@@ -23,6 +23,7 @@ static bool td_config_valid(const struct tdispatch_config *cfg)
 	       cfg->workers >= 1 && cfg->workers <= TD_MAX_WORKERS &&
 	       cfg->max_input >= 1 && cfg->max_input <= TD_MAX_INPUT &&
 	       cfg->max_delayed <= TD_MAX_DELAYED &&
+	       cfg->max_attempts <= TDISPATCH_MAX_ATTEMPTS &&
 	       !(cfg->flags & ~TDISPATCH_NORMAL_PRIORITY) &&
 	       cfg->max_delay_ns <= TDISPATCH_MAX_DELAY_NS;
 }
@@ -33,6 +34,7 @@ static void td_free(struct tdispatch *d)
 		destroy_workqueue(d->wq);
 	free_percpu(d->input);
 	kvfree(d->task_array);
+	kvfree(d->result_array);
 	kfree(d);
 }
 
@@ -84,18 +86,21 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	INIT_LIST_HEAD(&d->periodic);
 	d->periodic_next = KTIME_MAX;
 	td_pending_init(&d->pending, cfg->max_buffer, cfg->max_batch, cfg->max_delay_ns);
+	d->pending.max_attempts = cfg->max_attempts;
 	td_shaper_init(&d->shaper, cfg->congestion_delay_ns, cfg->transient_delay_ns);
 
 	d->task_array = kvcalloc(cfg->workers * cfg->max_batch,
 				 sizeof(*d->task_array), gfp);
+	d->result_array = kvmalloc(cfg->workers * cfg->max_batch, gfp);
 	d->input = alloc_percpu_gfp(struct td_input, gfp);
-	if (!d->task_array || !d->input)
+	if (!d->task_array || !d->result_array || !d->input)
 		goto nomem;
 	for_each_possible_cpu(cpu)
 		init_llist_head(&per_cpu_ptr(d->input, cpu)->list);
 	for (i = 0; i < cfg->workers; i++) {
 		d->slots[i].d = d;
 		d->slots[i].batch.tasks = d->task_array + i * cfg->max_batch;
+		d->slots[i].batch.results = d->result_array + i * cfg->max_batch;
 		INIT_WORK(&d->slots[i].work, td_batch_work);
 	}
 	d->free_slots = GENMASK_ULL(cfg->workers - 1, 0);
@@ -169,6 +174,40 @@ int tdispatch_cancel(struct tdispatch *d, u64 id)
 }
 EXPORT_SYMBOL_GPL(tdispatch_cancel);
 
+/**
+ * tdispatch_release() - let the delayed task of an id in now
+ * @d: the dispatcher
+ * @id: the id
+ *
+ * As mod_delayed_work() with no delay: the task that waits for its
+ * not-before time enters the pending set at once, as if its time had
+ * come (it overrides a pending task of @id, and past its deadline it
+ * expires), counted in &tdispatch_stats.released.  Every task submitted
+ * before the call is considered.
+ *
+ * Process context; may sleep.
+ *
+ * Return: 0, or -ENOENT if no task of @id is delayed.
+ */
+int tdispatch_release(struct tdispatch *d, u64 id)
+{
+	LIST_HEAD(reap);
+	ktime_t now;
+	int ret;
+
+	might_sleep();
+	mutex_lock(&d->lock);
+	now = ktime_get();
+	td_drain_input(d, now, &reap);
+	ret = td_pending_release(&d->pending, id, now, &reap);
+	td_delayed_sync(d);
+	mutex_unlock(&d->lock);
+	td_reap(d, &reap);
+	td_kick(d);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(tdispatch_release);
+
 /*
  * Where the task of @id is, for the char device's QUERY: absent, pending
  * (waiting behind an in-flight one counts as pending) or in flight.
@@ -216,7 +255,7 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		.pending = p->nr_pending,
 		.in_flight = p->nr_inflight,
 		.done = p->outcomes[TDISPATCH_DONE],
-		.failed = p->outcomes[TDISPATCH_FAILED],
+		.failed = p->outcomes[TDISPATCH_FAILED] + p->outcomes[TDISPATCH_EXHAUSTED],
 		.overridden = p->outcomes[TDISPATCH_OVERRIDDEN],
 		.expired = p->outcomes[TDISPATCH_EXPIRED],
 		.dropped = p->outcomes[TDISPATCH_DROPPED],
@@ -228,6 +267,8 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		.bad_results = d->bad_results,
 		.delayed = p->nr_delayed,
 		.periodic_runs = d->periodic_runs,
+		.exhausted = p->outcomes[TDISPATCH_EXHAUSTED],
+		.released = p->released,
 	};
 	memcpy(st->results, d->results, sizeof(st->results));
 	/*

@@ -185,17 +185,106 @@ int td_acceptor_fn(void *arg)
 	return 0;
 }
 
+/* A task ->process() gave no result of its own. */
+#define TD_RESULT_NONE	0xff
+
+/**
+ * tdispatch_batch_set_result() - give one task of a batch its own result
+ * @b: the batch ->process() was handed
+ * @i: the task's index, below @b->nr
+ * @res: its result
+ *
+ * The result ->process() returns applies to the tasks not given one.
+ * Tasks that end %TDISPATCH_SUCCESS are done and %TDISPATCH_PERMANENT
+ * failed at once; only those that end %TDISPATCH_CONGESTION or
+ * %TDISPATCH_TRANSIENT go back to the head of the line, in batch order,
+ * and each of those results present makes the acceptor hold off as it
+ * would for a whole batch.  A later call for the same task wins.
+ *
+ * Call only from the ->process() that was handed @b, before it returns.
+ *
+ * Return: 0, or -EINVAL if @i or @res is out of range.
+ */
+int tdispatch_batch_set_result(struct tdispatch_batch *b, unsigned int i,
+			       enum tdispatch_result res)
+{
+	if (i >= b->nr || (unsigned int)res >= TDISPATCH_NR_RESULTS)
+		return -EINVAL;
+	if (!b->marked) {
+		memset(b->results, TD_RESULT_NONE, b->nr);
+		b->marked = true;
+	}
+	b->results[i] = res;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(tdispatch_batch_set_result);
+
+/* The @i-th task's own result if ->process() gave it one, else @res. */
+static int td_task_result(const struct tdispatch_batch *b, unsigned int i, int res)
+{
+	return b->marked && b->results[i] != TD_RESULT_NONE ? b->results[i] : res;
+}
+
+/*
+ * File every task of a finished batch by its result: done and failed ones
+ * end, in order; those to retry go back to the head of the line in their
+ * order, or are cancelled once the dispatcher is stopping.  A redelivered
+ * batch (@res is TD_RESULT_REDELIVER) goes back whole, whatever results
+ * its tasks were given.
+ */
+static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int res,
+			  struct list_head *reap)
+{
+	struct td_pending *p = &d->pending;
+	bool congestion = false, transient = false;
+	ktime_t now = ktime_get();
+	unsigned int i, nr = 0;
+
+	lockdep_assert_held(&d->lock);
+	if (res == TD_RESULT_REDELIVER)
+		b->marked = false;
+	for (i = 0; i < b->nr; i++) {
+		struct tdispatch_task *t = b->tasks[i];
+		int r = td_task_result(b, i, res);
+
+		if (t->periodic && td_supervise_task(d, t, r, now, reap))
+			continue;
+		switch (r) {
+		case TDISPATCH_SUCCESS:
+			td_pending_complete(p, &t, 1, TDISPATCH_DONE, reap);
+			break;
+		case TDISPATCH_PERMANENT:
+			td_pending_complete(p, &t, 1, TDISPATCH_FAILED, reap);
+			break;
+		default:
+			congestion |= r == TDISPATCH_CONGESTION;
+			transient |= r == TDISPATCH_TRANSIENT;
+			td_item_requeued(d, t);
+			b->tasks[nr++] = t;
+			break;
+		}
+	}
+	if (congestion)
+		td_shaper_record(&d->shaper, TDISPATCH_CONGESTION, now);
+	if (transient)
+		td_shaper_record(&d->shaper, TDISPATCH_TRANSIENT, now);
+	if (d->stopping)
+		td_pending_complete(p, b->tasks, nr, TDISPATCH_CANCELLED, reap);
+	else
+		td_pending_requeue(p, b->tasks, nr, reap);
+}
+
 void td_batch_work(struct work_struct *work)
 {
 	struct td_slot *slot = container_of(work, struct td_slot, work);
 	struct tdispatch_batch *b = &slot->batch;
 	struct tdispatch *d = slot->d;
-	struct td_pending *p = &d->pending;
 	enum tdispatch_result res;
 	LIST_HEAD(reap);
 	bool bad = false;
 
 	slot->redeliver = false;
+	b->marked = false;
 	res = d->ops->process(d, b);
 	if (slot->redeliver) {
 		res = TD_RESULT_REDELIVER;
@@ -210,37 +299,11 @@ void td_batch_work(struct work_struct *work)
 	mutex_lock(&d->lock);
 	d->bad_results += bad;
 	trace_tdispatch_batch_end(d, b, res);
-	if (d->nr_periodic || d->periodic_runs)
-		b->nr = td_supervise_batch(d, b, res, ktime_get(), &reap);
 	if (res != TD_RESULT_REDELIVER)
 		d->results[res]++;
 	else if (!d->stopping)
 		d->redelivered++;
-	if (res == TD_RESULT_REDELIVER || res == TDISPATCH_CONGESTION ||
-	    res == TDISPATCH_TRANSIENT)
-		td_items_requeued(d, b);
-	switch ((int)res) {
-	case TD_RESULT_REDELIVER:
-		if (d->stopping)
-			td_pending_complete(p, b->tasks, b->nr, TDISPATCH_CANCELLED, &reap);
-		else
-			td_pending_requeue(p, b->tasks, b->nr, &reap);
-		break;
-	case TDISPATCH_SUCCESS:
-		td_pending_complete(p, b->tasks, b->nr, TDISPATCH_DONE, &reap);
-		break;
-	case TDISPATCH_CONGESTION:
-	case TDISPATCH_TRANSIENT:
-		td_shaper_record(&d->shaper, res, ktime_get());
-		if (d->stopping)
-			td_pending_complete(p, b->tasks, b->nr, TDISPATCH_CANCELLED, &reap);
-		else
-			td_pending_requeue(p, b->tasks, b->nr, &reap);
-		break;
-	default:
-		td_pending_complete(p, b->tasks, b->nr, TDISPATCH_FAILED, &reap);
-		break;
-	}
+	td_file_batch(d, b, res, &reap);
 	b->nr = 0;
 	d->free_slots |= BIT_ULL(slot - d->slots);
 	mutex_unlock(&d->lock);

@@ -85,10 +85,12 @@ struct td_pending {
 	unsigned int nr_delayed;	/* in both delayed trees */
 	unsigned int max_buffer;
 	unsigned int max_batch;
+	unsigned int max_attempts;	/* 0: no limit */
 	u64 max_delay_ns;
 	bool flush;			/* draining: cut whatever is ready */
 	u64 drained;			/* tasks taken from the input lists */
 	u64 retries;
+	u64 released;			/* delayed tasks let in early */
 	u64 outcomes[TDISPATCH_NR_OUTCOMES];
 };
 
@@ -105,6 +107,7 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 			 unsigned int nr, enum tdispatch_outcome outcome,
 			 struct list_head *reap);
 int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap);
+int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_head *reap);
 void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
 			    struct list_head *reap);
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap);
@@ -244,6 +247,7 @@ struct tdispatch {
 	struct td_pub *pub;		/* published under its name */
 
 	struct tdispatch_task **task_array;
+	u8 *result_array;		/* the slots' tdispatch_batch_set_result() */
 	unsigned int nr_slots;
 	struct td_slot slots[] __counted_by(nr_slots);
 };
@@ -255,7 +259,7 @@ bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
 void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_items_inflight(struct tdispatch_batch *b);
-void td_items_requeued(struct tdispatch *d, struct tdispatch_batch *b);
+void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t);
 void td_item_ended(struct tdispatch *d, struct tdispatch_task *t);
 void td_kick(struct tdispatch *d);
 struct tdispatch *td_create(const struct tdispatch_config *cfg,
@@ -263,7 +267,7 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 struct tdispatch_task *td_task_alloc(gfp_t gfp);
 void td_task_free(struct tdispatch_task *t);
 int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
-		   ktime_t not_before, ktime_t deadline);
+		   const struct tdispatch_submit_opts *o);
 void td_stop_batches(struct tdispatch *d);
 void td_batch_redeliver(struct tdispatch_batch *b);
 bool td_idle(struct tdispatch *d);
@@ -274,8 +278,8 @@ void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiti
 	      u32 *delayed);
 
 ktime_t td_supervise(struct tdispatch *d, ktime_t now, struct list_head *reap);
-unsigned int td_supervise_batch(struct tdispatch *d, struct tdispatch_batch *b,
-				int res, ktime_t now, struct list_head *reap);
+bool td_supervise_task(struct tdispatch *d, struct tdispatch_task *t, int res,
+		       ktime_t now, struct list_head *reap);
 void td_supervise_reap(struct tdispatch *d, struct tdispatch_task *t);
 void td_supervise_stop(struct tdispatch *d);
 
@@ -343,7 +347,8 @@ struct td_ctx {
 
 struct tdispatch *td_ctx_enter(const struct td_ctx *c, int *idx);
 void td_ctx_exit(const struct td_ctx *c, int idx);
-int td_ioctl_cancel(const struct td_ctx *c, void __user *uarg);
+int td_ioctl_by_id(const struct td_ctx *c, void __user *uarg,
+		   int (*op)(struct tdispatch *d, u64 id));
 int td_ioctl_query(const struct td_ctx *c, void __user *uarg);
 int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
 		   u64 rejected_calls, u64 events_lost);

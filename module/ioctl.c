@@ -16,9 +16,9 @@
 
 static_assert(sizeof(struct tdispatch_id) == TDISPATCH_ID_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_query) == TDISPATCH_QUERY_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER1);
+static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER1);
-static_assert(sizeof(struct tdispatch_utask) == TDISPATCH_UTASK_SIZE_VER1);
+static_assert(sizeof(struct tdispatch_utask) == TDISPATCH_UTASK_SIZE_VER2);
 
 /*
  * Copy a growing struct in: at least @ver0 bytes, at most a page, and any
@@ -111,7 +111,9 @@ int td_copy_id(void __user *uarg, u64 *id)
 	return 0;
 }
 
-int td_ioctl_cancel(const struct td_ctx *c, void __user *uarg)
+/* CANCEL and RELEASE: @op on the id the call names. */
+int td_ioctl_by_id(const struct td_ctx *c, void __user *uarg,
+		   int (*op)(struct tdispatch *d, u64 id))
 {
 	struct tdispatch *d;
 	int idx, ret;
@@ -121,7 +123,7 @@ int td_ioctl_cancel(const struct td_ctx *c, void __user *uarg)
 	if (ret)
 		return ret;
 	d = td_ctx_enter(c, &idx);
-	ret = d ? tdispatch_cancel(d, id) : -ENODEV;
+	ret = d ? op(d, id) : -ENODEV;
 	td_ctx_exit(c, idx);
 	return ret;
 }
@@ -188,6 +190,8 @@ int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
 		.events_lost = events_lost,
 		.delayed = st.delayed,
 		.periodic_runs = st.periodic_runs,
+		.exhausted = st.exhausted,
+		.released = st.released,
 	};
 	return td_copy_out(uarg, &s, sizeof(s));
 }

@@ -374,13 +374,14 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		.len = ut->payload_len,
 		.deadline = ut->deadline_ns,
 		.not_before = td_not_before(ut, flags),
+		.max_attempts = ut->max_attempts,
 	};
 	struct tdispatch_task *t;
 	void *data, *payload;
 	struct tdispatch *d;
 	int idx, ret;
 
-	if (!kt.len || kt.len > TDISPATCH_PAYLOAD_MAX) {
+	if (!kt.len || kt.len > TDISPATCH_PAYLOAD_MAX || ut->pad) {
 		ret = -EINVAL;
 		goto rejected;
 	}
@@ -405,7 +406,13 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		ret = PTR_ERR(payload);
 	} else {
 		/* The engine counts its own refusals. */
-		ret = td_submit_task(d, t, kt.id, payload, kt.not_before, kt.deadline);
+		struct tdispatch_submit_opts o = {
+			.deadline = kt.deadline,
+			.not_before = kt.not_before,
+			.max_attempts = kt.max_attempts,
+		};
+
+		ret = td_submit_task(d, t, kt.id, payload, &o);
 		if (ret)
 			pub->acc.user_free(d, payload);
 	}
@@ -434,7 +441,9 @@ long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 	case TDISPATCH_IOC_SUBMIT:
 		return a->can_submit ? td_submit_vector(uarg, td_named_submit_one, a) : -EBADF;
 	case TDISPATCH_IOC_CANCEL:
-		return a->can_submit ? td_ioctl_cancel(&a->ctx, uarg) : -EBADF;
+		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_cancel) : -EBADF;
+	case TDISPATCH_IOC_RELEASE:
+		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_release) : -EBADF;
 	case TDISPATCH_IOC_QUERY:
 		return td_ioctl_query(&a->ctx, uarg);
 	case TDISPATCH_IOC_STATS:

@@ -390,19 +390,24 @@ unsigned int td_pending_cut(struct td_pending *p, ktime_t now,
  * @reap: where tasks that end are put
  *
  * The batch keeps its order, ahead of everything else.  A task whose id
- * has a newer task waiting loses to it (overridden); when the set is full
- * the retries are dropped rather than newer work.
+ * has a newer task waiting loses to it (overridden); one that has had its
+ * last allowed attempt is exhausted; when the set is full the retries are
+ * dropped rather than newer work.
  */
 void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
 			unsigned int nr, struct list_head *reap)
 {
 	while (nr--) {
 		struct tdispatch_task *t = batch[nr];
+		unsigned int limit = t->max_attempts ?: p->max_attempts;
 
 		t->attempts++;
 		if (t->waiting) {
 			td_pending_release_id(p, t);
 			td_task_end(p, t, TDISPATCH_OVERRIDDEN, reap);
+		} else if (limit && t->attempts >= limit) {
+			td_pending_release_id(p, t);
+			td_task_end(p, t, TDISPATCH_EXHAUSTED, reap);
 		} else if (p->nr_pending >= p->max_buffer) {
 			td_pending_release_id(p, t);
 			td_task_end(p, t, TDISPATCH_DROPPED, reap);
@@ -437,6 +442,34 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 		td_pending_release_id(p, batch[i]);
 		td_task_end(p, batch[i], outcome, reap);
 	}
+}
+
+/**
+ * td_pending_release() - let the delayed task of an id in now
+ * @p: the pending set
+ * @id: the id
+ * @now: the current time
+ * @reap: where tasks that end are put
+ *
+ * It enters the pending set as if its not-before time had come: a task of
+ * the id already pending is overridden by it, and past its deadline it
+ * expires instead.
+ *
+ * Return: 0, or -ENOENT if no task of @id is delayed.
+ */
+int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_head *reap)
+{
+	struct tdispatch_task *t = td_pending_lookup_delayed(p, id);
+
+	if (!t)
+		return -ENOENT;
+	td_delayed_unlink(p, t);
+	p->released++;
+	if (td_task_expired(t, now))
+		td_task_end(p, t, TDISPATCH_EXPIRED, reap);
+	else
+		td_pending_enter(p, t, now, reap);
+	return 0;
 }
 
 /**

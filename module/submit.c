@@ -50,8 +50,9 @@ static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdisp
  * free.  Callable from any context: it neither allocates nor sleeps.
  */
 int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
-		   ktime_t not_before, ktime_t deadline)
+		   const struct tdispatch_submit_opts *o)
 {
+	ktime_t not_before = o->not_before;
 	struct td_input *in;
 	ktime_t now;
 	int ret;
@@ -65,6 +66,10 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	in = this_cpu_ptr(d->input);
 	if (!t) {
 		ret = -ENOMEM;
+		goto rejected;
+	}
+	if (o->max_attempts > TDISPATCH_MAX_ATTEMPTS) {
+		ret = -EINVAL;
 		goto rejected;
 	}
 	if (READ_ONCE(d->dead)) {
@@ -91,8 +96,9 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		.id = id,
 		.payload = payload,
 		.submitted = now,
-		.deadline = deadline,
+		.deadline = o->deadline,
 		.not_before = not_before,
+		.max_attempts = o->max_attempts,
 		.state = TD_TASK_INPUT,
 	};
 	/* Counted before it is visible, so drained never exceeds accepted. */
@@ -109,11 +115,11 @@ rejected:
 }
 
 /* The allocation first: one that may sleep cannot sit in td_submit_task(). */
-static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_before,
-		     ktime_t deadline, gfp_t gfp)
+static int td_submit(struct tdispatch *d, u64 id, void *payload,
+		     const struct tdispatch_submit_opts *o, gfp_t gfp)
 {
 	struct tdispatch_task *t = td_task_alloc(gfp);
-	int ret = td_submit_task(d, t, id, payload, not_before, deadline);
+	int ret = td_submit_task(d, t, id, payload, o);
 
 	if (ret && t)
 		td_task_free(t);
@@ -151,7 +157,9 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload, ktime_t not_bef
 int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
 		     ktime_t deadline, gfp_t gfp)
 {
-	return td_submit(d, id, payload, 0, deadline, gfp);
+	struct tdispatch_submit_opts o = { .deadline = deadline };
+
+	return td_submit(d, id, payload, &o, gfp);
 }
 EXPORT_SYMBOL_GPL(tdispatch_submit);
 
@@ -176,9 +184,33 @@ EXPORT_SYMBOL_GPL(tdispatch_submit);
 int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
 			     ktime_t not_before, ktime_t deadline, gfp_t gfp)
 {
-	return td_submit(d, id, payload, not_before, deadline, gfp);
+	struct tdispatch_submit_opts o = { .deadline = deadline, .not_before = not_before };
+
+	return td_submit(d, id, payload, &o, gfp);
 }
 EXPORT_SYMBOL_GPL(tdispatch_submit_delayed);
+
+/**
+ * tdispatch_submit_opts() - hand a task to a dispatcher, with options
+ * @d: the dispatcher
+ * @id: the task's key, as for tdispatch_submit()
+ * @payload: as for tdispatch_submit()
+ * @o: its deadline, not-before time and own attempt limit; see
+ *	&struct tdispatch_submit_opts
+ * @gfp: as for tdispatch_submit()
+ *
+ * tdispatch_submit() and tdispatch_submit_delayed() are this with fewer
+ * options.  Same contexts as tdispatch_submit().
+ *
+ * Return: as tdispatch_submit_delayed(), and -EINVAL if
+ * @o->max_attempts is above %TDISPATCH_MAX_ATTEMPTS.
+ */
+int tdispatch_submit_opts(struct tdispatch *d, u64 id, void *payload,
+			  const struct tdispatch_submit_opts *o, gfp_t gfp)
+{
+	return td_submit(d, id, payload, o, gfp);
+}
+EXPORT_SYMBOL_GPL(tdispatch_submit_opts);
 
 /* An item's task, made ready to go on an input list. */
 static void td_item_prepare(struct tdispatch_task *t)
@@ -256,17 +288,13 @@ void td_items_inflight(struct tdispatch_batch *b)
 			atomic_xchg(&tdispatch_task_item(b->tasks[i])->state, TD_ITEM_INFLIGHT);
 }
 
-/* A batch goes back to pending: a submission meanwhile merges into it. */
-void td_items_requeued(struct tdispatch *d, struct tdispatch_batch *b)
+/* A task goes back to pending: an item's submission meanwhile merges into it. */
+void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t)
 {
-	unsigned int i;
-
 	lockdep_assert_held(&d->lock);
-	for (i = 0; i < b->nr; i++)
-		if ((b->tasks[i]->flags & TD_TASK_ITEM) &&
-		    atomic_xchg(&tdispatch_task_item(b->tasks[i])->state,
-				TD_ITEM_QUEUED) == TD_ITEM_AGAIN)
-			d->items_merged++;
+	if ((t->flags & TD_TASK_ITEM) &&
+	    atomic_xchg(&tdispatch_task_item(t)->state, TD_ITEM_QUEUED) == TD_ITEM_AGAIN)
+		d->items_merged++;
 }
 
 /*

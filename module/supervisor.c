@@ -115,34 +115,27 @@ ktime_t td_supervise(struct tdispatch *d, ktime_t now, struct list_head *reap)
 }
 
 /*
- * A worker is done with a batch that holds periodic runs: report @res to
- * their registrations.  Unless @res ended the batch, the runs are taken
- * out of it and ended failed, so that the caller retries only the rest.
+ * A periodic task @t of a finished batch, with its result @res (or
+ * TD_RESULT_REDELIVER): the run's registration hears how it went.  Runs
+ * are not retried: unless @res ended it, the run ends failed here.
  *
- * Return: the number of tasks left in the batch.
+ * Return: true if @t ended here, false if the caller files it.
  */
-unsigned int td_supervise_batch(struct tdispatch *d, struct tdispatch_batch *b,
-				int res, ktime_t now, struct list_head *reap)
+bool td_supervise_task(struct tdispatch *d, struct tdispatch_task *t, int res,
+		       ktime_t now, struct list_head *reap)
 {
-	bool retried = res != TDISPATCH_SUCCESS && res != TDISPATCH_PERMANENT;
-	unsigned int i, nr = 0;
+	struct td_sup *s = t->periodic;
 
 	lockdep_assert_held(&d->lock);
-	for (i = 0; i < b->nr; i++) {
-		struct tdispatch_task *t = b->tasks[i];
-		struct td_sup *s = t->periodic;
-
-		if (s && s->pr.run == t) {
-			td_periodic_ended(&s->pr, res == TD_RESULT_REDELIVER ? -1 : res, now);
-			s->pr.run = NULL;
-			td_sup_wake_at(d, s);
-		}
-		if (s && retried)
-			td_pending_complete(&d->pending, &t, 1, TDISPATCH_FAILED, reap);
-		else
-			b->tasks[nr++] = t;
+	if (s->pr.run == t) {
+		td_periodic_ended(&s->pr, res == TD_RESULT_REDELIVER ? -1 : res, now);
+		s->pr.run = NULL;
+		td_sup_wake_at(d, s);
 	}
-	return nr;
+	if (res == TDISPATCH_SUCCESS || res == TDISPATCH_PERMANENT)
+		return false;
+	td_pending_complete(&d->pending, &t, 1, TDISPATCH_FAILED, reap);
+	return true;
 }
 
 /* td_reap() of a periodic run, which has no ->release() of its own. */

@@ -53,7 +53,8 @@ TRACE_EVENT(tdispatch_drop,
 				       { TDISPATCH_FAILED, "failed" },
 				       { TDISPATCH_EXPIRED, "expired" },
 				       { TDISPATCH_DROPPED, "overflow" },
-				       { TDISPATCH_CANCELLED, "cancelled" }))
+				       { TDISPATCH_CANCELLED, "cancelled" },
+				       { TDISPATCH_EXHAUSTED, "exhausted" }))
 );
 
 TRACE_EVENT(tdispatch_batch_start,

@@ -9,10 +9,12 @@
  * file (->flush() with its files_struct), is redelivered: the batch goes
  * back to the head of the line without a shaper hold-off.
  */
+#include <linux/bsearch.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
@@ -26,9 +28,10 @@
 #define TD_USER_MAX_DELAYED	SZ_1M
 #define TD_LEASE_MIN_NS		NSEC_PER_MSEC
 
-static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER1);
+static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_take) == TDISPATCH_TAKE_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_complete) == TDISPATCH_COMPLETE_SIZE_VER0);
+static_assert(sizeof(struct tdispatch_complete) == TDISPATCH_COMPLETE_SIZE_VER1);
+static_assert(sizeof(struct tdispatch_task_result) == 16);
 static_assert(sizeof(struct tdispatch_periodic_add) == TDISPATCH_PERIODIC_ADD_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_periodic_stats_user) ==
 	      TDISPATCH_PERIODIC_STATS_SIZE_VER0);
@@ -36,6 +39,7 @@ static_assert(sizeof(struct tdispatch_ltask) == 32);
 static_assert(sizeof(struct tdispatch_event) == 48);
 static_assert(TDISPATCH_RESULT_PERMANENT == TDISPATCH_PERMANENT);
 static_assert(TDISPATCH_OUTCOME_CANCELLED == TDISPATCH_CANCELLED);
+static_assert(TDISPATCH_OUTCOME_EXHAUSTED == TDISPATCH_EXHAUSTED);
 
 enum td_lease_state {
 	TD_LEASE_READY,		/* on the ready list */
@@ -203,7 +207,8 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	ret = td_copy_in(&c, sizeof(c), uarg, TDISPATCH_CREATE_SIZE_VER0);
 	if (ret)
 		return ret;
-	if ((c.flags & ~TDISPATCH_CREATE_EVENTS) || c.pad || c.pad2 ||
+	if ((c.flags & ~TDISPATCH_CREATE_EVENTS) || c.pad || c.pad2 || c.pad3 ||
+	    c.max_attempts > TDISPATCH_MAX_ATTEMPTS ||
 	    !memchr(c.name, 0, sizeof(c.name)) ||
 	    c.max_buffer > TD_USER_MAX_BUFFER || c.max_batch > TD_USER_MAX_BATCH ||
 	    c.max_input > TD_USER_MAX_BUFFER || c.max_delayed > TD_USER_MAX_DELAYED ||
@@ -246,6 +251,7 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 		.transient_delay_ns = c.transient_delay_ns,
 		.max_input = c.max_input,
 		.max_delayed = c.max_delayed,
+		.max_attempts = c.max_attempts,
 		/* No real-time thread for unprivileged callers. */
 		.flags = TDISPATCH_NORMAL_PRIORITY,
 	};
@@ -279,17 +285,22 @@ fail:
 
 static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 {
+	struct tdispatch_submit_opts o = {
+		.deadline = ut->deadline_ns,
+		.not_before = td_not_before(ut, flags),
+		.max_attempts = ut->max_attempts,
+	};
 	struct td_user *u = ctx;
-	struct td_payload *p = td_payload_new(u, ut->payload, ut->payload_len);
+	struct td_payload *p;
 	int ret;
 
+	p = ut->pad ? ERR_PTR(-EINVAL) : td_payload_new(u, ut->payload, ut->payload_len);
 	if (IS_ERR(p)) {
 		atomic_long_inc(&u->rejected);
 		return PTR_ERR(p);
 	}
 	/* The engine counts its own refusals. */
-	ret = tdispatch_submit_delayed(u->d, ut->id, p, td_not_before(ut, flags),
-				       ut->deadline_ns, TD_GFP_USER);
+	ret = tdispatch_submit_opts(u->d, ut->id, p, &o, TD_GFP_USER);
 	if (ret)
 		td_payload_free(u, p);
 	return ret;
@@ -409,8 +420,80 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 	return 0;
 }
 
+static int td_result_cmp(const void *a, const void *b)
+{
+	const struct tdispatch_task_result *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * A COMPLETE's own results, copied in and sorted by id: NULL for none,
+ * or an ERR_PTR() for a bad vector (a bad result, padding, an id twice).
+ */
+static struct tdispatch_task_result *td_results_in(const struct tdispatch_complete *c)
+{
+	struct tdispatch_task_result *r;
+	u32 i;
+
+	if (!c->nr_results)
+		return NULL;
+	if (c->nr_results > TD_USER_MAX_BATCH)
+		return ERR_PTR(-EINVAL);
+	r = kvmalloc_array(c->nr_results, sizeof(*r), TD_GFP_USER);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	if (copy_from_user(r, u64_to_user_ptr(c->results), c->nr_results * sizeof(*r))) {
+		kvfree(r);
+		return ERR_PTR(-EFAULT);
+	}
+	sort(r, c->nr_results, sizeof(*r), td_result_cmp, NULL);
+	for (i = 0; i < c->nr_results; i++) {
+		if (r[i].result >= TDISPATCH_NR_RESULTS || r[i].pad ||
+		    (i && r[i].id == r[i - 1].id)) {
+			kvfree(r);
+			return ERR_PTR(-EINVAL);
+		}
+	}
+	return r;
+}
+
+/* The result @r gives the task of @id, or NULL. */
+static const struct tdispatch_task_result *td_result_of(const struct tdispatch_task_result *r,
+							u32 n, u64 id)
+{
+	struct tdispatch_task_result key = { .id = id };
+
+	return n ? bsearch(&key, r, n, sizeof(*r), td_result_cmp) : NULL;
+}
+
+/*
+ * Give the tasks of @b the results @r names (sorted, distinct ids), all
+ * or none: -EINVAL if one of them is not in the batch.
+ */
+static int td_results_apply(struct tdispatch_batch *b, const struct tdispatch_task_result *r,
+			    u32 n)
+{
+	const struct tdispatch_task_result *found;
+	u32 i, matched = 0;
+
+	if (n > b->nr)
+		return -EINVAL;
+	for (i = 0; i < b->nr; i++)
+		matched += !!td_result_of(r, n, tdispatch_task_id(b->tasks[i]));
+	if (matched != n)
+		return -EINVAL;
+	for (i = 0; i < b->nr && n; i++) {
+		found = td_result_of(r, n, tdispatch_task_id(b->tasks[i]));
+		if (found)
+			tdispatch_batch_set_result(b, i, found->result);
+	}
+	return 0;
+}
+
 static int td_ioctl_complete(struct td_user *u, void __user *uarg)
 {
+	struct tdispatch_task_result *r;
 	struct tdispatch_complete c;
 	struct td_lease *l;
 	int ret;
@@ -418,22 +501,31 @@ static int td_ioctl_complete(struct td_user *u, void __user *uarg)
 	ret = td_copy_in(&c, sizeof(c), uarg, TDISPATCH_COMPLETE_SIZE_VER0);
 	if (ret)
 		return ret;
-	if (c.flags || c.pad || c.result >= TDISPATCH_NR_RESULTS)
+	if (c.flags || c.pad || c.pad2 || c.result >= TDISPATCH_NR_RESULTS)
 		return -EINVAL;
+	/* The user's memory first: u->lock is not held across it. */
+	r = td_results_in(&c);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	/* Never leased, completed already, or redelivered after its lease. */
+	ret = -ENOENT;
 	mutex_lock(&u->lock);
 	list_for_each_entry(l, &u->taken, node) {
-		if (l->id == c.batch) {
+		if (l->id != c.batch)
+			continue;
+		ret = td_results_apply(l->batch, r, c.nr_results);
+		if (!ret) {
 			list_del(&l->node);
 			l->result = c.result;
 			WRITE_ONCE(l->state, TD_LEASE_DONE);
-			mutex_unlock(&u->lock);
-			wake_up_all(&u->lease_wait);
-			return 0;
 		}
+		break;
 	}
 	mutex_unlock(&u->lock);
-	/* Never leased, completed already, or redelivered after its lease. */
-	return -ENOENT;
+	if (!ret)
+		wake_up_all(&u->lease_wait);
+	kvfree(r);
+	return ret;
 }
 
 /* A registration's payload, held until its last run ended. */
@@ -519,7 +611,9 @@ long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 	case TDISPATCH_IOC_COMPLETE:
 		return td_ioctl_complete(u, uarg);
 	case TDISPATCH_IOC_CANCEL:
-		return td_ioctl_cancel(&u->ctx, uarg);
+		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_cancel);
+	case TDISPATCH_IOC_RELEASE:
+		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_release);
 	case TDISPATCH_IOC_QUERY:
 		return td_ioctl_query(&u->ctx, uarg);
 	case TDISPATCH_IOC_STATS:

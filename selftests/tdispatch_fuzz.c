@@ -342,7 +342,7 @@ static void fuzz_io(unsigned long long *s, int fd)
  * Grow this thread's stack now: growing it later needs an allocation, and
  * one that fails then is a SIGSEGV, not an errno.
  */
-static void __attribute__((noinline)) grow_stack(void)
+static void grow_stack(void)
 {
 	char pad[256 << 10];
 
@@ -513,8 +513,10 @@ int main(int argc, char **argv)
 		pid_t pid = wait(&status);
 
 		if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-			printf("# process %d: %s %d\n", pid, WIFSIGNALED(status) ? "signal" : "exit",
-			       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+			bool sig = WIFSIGNALED(status);
+
+			printf("# process %d: %s %d\n", pid, sig ? "signal" : "exit",
+			       sig ? WTERMSIG(status) : WEXITSTATUS(status));
 			died++;
 		}
 	}

@@ -238,6 +238,7 @@ static inline int td_submit_flags(int fd, struct tdispatch_utask *ut, __u32 n, _
 		.flags = flags,
 		.tasks = uptr(ut),
 		.count = n,
+		.task_size = sizeof(*ut),
 	};
 
 	if (ioctl(fd, TDISPATCH_IOC_SUBMIT, &s))

@@ -111,7 +111,7 @@ static unsigned long long run_once(unsigned int vec, unsigned int round)
 	for (i = 0; i < tasks; i += vec) {
 		struct tdispatch_submit s = {
 			.size = sizeof(s), .tasks = (unsigned long)ut,
-			.count = vec < tasks - i ? vec : tasks - i,
+			.count = vec < tasks - i ? vec : tasks - i, .task_size = sizeof(ut[0]),
 		};
 
 		for (j = 0; j < s.count; j++)

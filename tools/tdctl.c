@@ -116,6 +116,8 @@ static const struct counter counters[] = {
 	COUNTER(rejected_calls, false),
 	COUNTER(events_lost, false),
 	COUNTER(periodic_runs, false),
+	COUNTER(exhausted, false),
+	COUNTER(released, false),
 };
 
 /* ---- messages and small helpers ---- */
@@ -1832,7 +1834,9 @@ static const struct cmd cmds[] = {
 	  "ones are (queued, delayed, pending, in_flight) or how they ended (done,\n"
 	  "failed, overridden, expired, dropped, cancelled), batches, retries,\n"
 	  "hold-offs, redeliveries, failed calls on the file, lost events and the\n"
-	  "runs of periodic tasks submitted (counted in accepted too).  At any moment\n"
+	  "runs of periodic tasks submitted (counted in accepted too), the failed\n"
+	  "tasks that ran out of attempts (exhausted) and the delayed tasks let in\n"
+	  "early (released).  At any moment\n"
 	  "accepted = queued + delayed + pending + in_flight + done + failed +\n"
 	  "overridden + expired + dropped + cancelled.  rejected_calls and\n"
 	  "events_lost are the file's: for a named dispatcher, those of the file\n"

@@ -434,6 +434,57 @@ static void td_test_retries_counted(struct kunit *test)
 	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 2));
 }
 
+/* A task that came back from its last attempt ends exhausted, not pending. */
+static void td_test_max_attempts_exhaust(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct tdispatch_task *t1, *t2;
+	struct td_batch b;
+
+	k->p.max_attempts = 2;
+	t1 = td_add(k, 1, 100);
+	t2 = td_add(k, 2, 100);
+	/* Its own limit wins over the set's. */
+	t2->max_attempts = 3;
+	td_cut(k, &b, 100, TD_IDS(1, 2));
+	td_requeue(k, &b);
+	td_expect_order(k, TD_IDS(1, 2));
+	td_cut(k, &b, 200, TD_IDS(1, 2));
+	td_requeue(k, &b);
+	td_expect_ended(k, t1, TDISPATCH_EXHAUSTED);
+	KUNIT_EXPECT_EQ(test, t1->attempts, 2);
+	td_expect_lookup(k, 1, NULL);
+	td_expect_order(k, TD_IDS(2));
+	td_cut(k, &b, 300, TD_IDS(2));
+	td_requeue(k, &b);
+	td_expect_ended(k, t2, TDISPATCH_EXHAUSTED);
+	KUNIT_EXPECT_EQ(test, k->p.retries, 3);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_EXHAUSTED] = 2));
+}
+
+/* A delayed task let in early: pending at once, overriding a pending one. */
+static void td_test_release_delayed(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *p1, *d1, *d2;
+
+	p1 = td_add(k, 1, 100);
+	d1 = td_add_later(k, 1, 5000, 100);
+	d2 = td_add_later(k, 2, 5000, 100);
+	KUNIT_EXPECT_EQ(test, td_pending_release(&k->p, 2, 200, &k->reap), 0);
+	td_check(k);
+	td_expect_order(k, TD_IDS(1, 2));
+	KUNIT_EXPECT_EQ(test, d2->state, TD_TASK_PENDING);
+	KUNIT_EXPECT_EQ(test, td_pending_release(&k->p, 1, 200, &k->reap), 0);
+	td_check(k);
+	td_expect_ended(k, p1, TDISPATCH_OVERRIDDEN);
+	td_expect_lookup(k, 1, d1);
+	KUNIT_EXPECT_EQ(test, td_pending_release(&k->p, 1, 200, &k->reap), -ENOENT);
+	KUNIT_EXPECT_EQ(test, td_pending_release(&k->p, 3, 200, &k->reap), -ENOENT);
+	KUNIT_EXPECT_EQ(test, k->p.released, 2);
+	KUNIT_EXPECT_EQ(test, k->p.nr_delayed, 0);
+}
+
 /* Batch cut */
 
 static void td_test_due_at_max_batch(struct kunit *test)
@@ -1234,6 +1285,7 @@ static struct kunit_case td_overflow_cases[] = {
 	KUNIT_CASE(td_test_full_drops_retry_first),
 	KUNIT_CASE(td_test_requeue_full_drops_retries),
 	KUNIT_CASE(td_test_retries_counted),
+	KUNIT_CASE(td_test_max_attempts_exhaust),
 	{}
 };
 
@@ -1278,6 +1330,7 @@ static struct kunit_case td_delayed_cases[] = {
 	KUNIT_CASE(td_test_delayed_expires),
 	KUNIT_CASE(td_test_cancel_delayed),
 	KUNIT_CASE(td_test_cancel_all_delayed),
+	KUNIT_CASE(td_test_release_delayed),
 	{}
 };
 

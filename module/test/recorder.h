@@ -269,7 +269,8 @@ static void rec_finish(struct tcase *t, struct recorder *r,
 	/* After destroy nothing is queued, pending or in flight any more. */
 	T_EXPECT_EQ(t, r->released, st.accepted);
 	T_EXPECT(t, r->outcome[TDISPATCH_DONE] >= st.done);
-	T_EXPECT(t, r->outcome[TDISPATCH_FAILED] >= st.failed);
+	T_EXPECT(t, r->outcome[TDISPATCH_FAILED] + r->outcome[TDISPATCH_EXHAUSTED] >= st.failed);
+	T_EXPECT(t, r->outcome[TDISPATCH_EXHAUSTED] >= st.exhausted);
 	T_EXPECT(t, r->outcome[TDISPATCH_OVERRIDDEN] >= st.overridden);
 	T_EXPECT(t, r->outcome[TDISPATCH_EXPIRED] >= st.expired);
 	T_EXPECT(t, r->outcome[TDISPATCH_DROPPED] >= st.dropped);

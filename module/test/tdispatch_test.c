@@ -982,6 +982,131 @@ static void test_stress_million_tasks_under_faults(struct tcase *t)
 	stress_million_tasks(t, true);
 }
 
+/* Calls of tdispatch_batch_set_result() with bad arguments that failed. */
+static atomic_t bad_marks;
+
+/* A batch of four: the second task retries, the third fails, the rest done. */
+static enum tdispatch_result mark_some(struct recorder *r, struct tdispatch_batch *b,
+				       unsigned int nth)
+{
+	if (b->nr != 4)
+		return TDISPATCH_SUCCESS;
+	tdispatch_batch_set_result(b, 1, TDISPATCH_CONGESTION);
+	tdispatch_batch_set_result(b, 1, TDISPATCH_TRANSIENT);
+	tdispatch_batch_set_result(b, 2, TDISPATCH_PERMANENT);
+	if (tdispatch_batch_set_result(b, 4, TDISPATCH_PERMANENT) == -EINVAL)
+		atomic_inc(&bad_marks);
+	if (tdispatch_batch_set_result(b, 0, TDISPATCH_NR_RESULTS) == -EINVAL)
+		atomic_inc(&bad_marks);
+	return TDISPATCH_SUCCESS;
+}
+
+static void test_per_task_results_retry_only_what_failed(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned int i;
+
+	cfg.max_batch = 4;
+	cfg.max_delay_ns = 20 * NSEC_PER_MSEC;
+	/* Longer than max_delay: the retry falls due while it holds. */
+	cfg.transient_delay_ns = 100 * NSEC_PER_MSEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	atomic_set(&bad_marks, 0);
+	r->gated = true;
+	r->decide = mark_some;
+	T_EXPECT_EQ(t, submit(r, 100, 100), 0);
+	gate_wait_entered(t, r);
+	for (i = 1; i <= 4; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	td_sync(t, r);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 5)) {
+		/* The gate's batch, the four, then the retry of id 2 alone. */
+		T_EXPECT_EQ(t, r->nr_rec, 3);
+		T_EXPECT_EQ(t, r->rec[1].nr, 4);
+		T_EXPECT_EQ(t, r->rec[2].nr, 1);
+		T_EXPECT_EQ(t, r->rec[2].first_id, 2);
+		T_EXPECT_EQ(t, r->rec[2].first_attempts, 1);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 4);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_FAILED], 1);
+		T_EXPECT_EQ(t, atomic_read(&bad_marks), 2);
+		tdispatch_get_stats(r->d, &st);
+		T_EXPECT_EQ(t, st.retries, 1);
+		T_EXPECT_EQ(t, st.failed, 1);
+		/* The batch said SUCCESS; the shaper heard its worst task. */
+		T_EXPECT_EQ(t, st.results[TDISPATCH_SUCCESS], 3);
+		T_EXPECT_EQ(t, st.holdoffs, 1);
+		T_EXPECT(t, ktime_ms_delta(r->rec[2].start, r->rec[1].end) >= 100);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static enum tdispatch_result transient_always(struct recorder *r, struct tdispatch_batch *b,
+					      unsigned int nth)
+{
+	return TDISPATCH_TRANSIENT;
+}
+
+static void test_max_attempts_end_exhausted(struct tcase *t)
+{
+	struct tdispatch_submit_opts once = { .max_attempts = 1 };
+	struct tdispatch_submit_opts bad = { .max_attempts = TDISPATCH_MAX_ATTEMPTS + 1 };
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+
+	cfg.max_attempts = 3;
+	cfg.transient_delay_ns = NSEC_PER_MSEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->decide = transient_always;
+	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 2, NULL, &bad, GFP_KERNEL), -EINVAL);
+	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 2, (void *)2, &once, GFP_KERNEL), 0);
+	if (rec_wait_released(t, r, 2)) {
+		/* Three attempts of id 1, one of id 2. */
+		T_EXPECT_EQ(t, r->nr_rec, 4);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_EXHAUSTED], 2);
+		tdispatch_get_stats(r->d, &st);
+		T_EXPECT_EQ(t, st.exhausted, 2);
+		T_EXPECT_EQ(t, st.failed, 2);
+		T_EXPECT_EQ(t, st.retries, 2);
+		T_EXPECT_EQ(t, st.rejected, 1);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_release_lets_a_delayed_task_in(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	ktime_t later;
+
+	cfg.max_delayed = 16;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	later = ktime_add_ns(ktime_get(), 60 * NSEC_PER_SEC);
+	T_EXPECT_EQ(t, tdispatch_submit_delayed(r->d, 5, (void *)5, later, 0, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_release(r->d, 6), -ENOENT);
+	T_EXPECT_EQ(t, tdispatch_release(r->d, 5), 0);
+	if (rec_wait_released(t, r, 1)) {
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 1);
+		T_EXPECT_EQ(t, r->payload_of[5], 5);
+	}
+	T_EXPECT_EQ(t, tdispatch_release(r->d, 5), -ENOENT);
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.released, 1);
+	T_EXPECT_EQ(t, st.delayed, 0);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
 static void test_create_rejects_bad_config(struct tcase *t)
 {
 	struct tdispatch_config cfg = base_cfg;
@@ -998,6 +1123,9 @@ static void test_create_rejects_bad_config(struct tcase *t)
 	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
 	cfg = base_cfg;
 	cfg.max_delay_ns = TDISPATCH_MAX_DELAY_NS + 1;
+	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
+	cfg = base_cfg;
+	cfg.max_attempts = TDISPATCH_MAX_ATTEMPTS + 1;
 	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
 }
 
@@ -1025,6 +1153,9 @@ static const struct td_case cases[] = {
 	CASE(item_submitted_while_processed_runs_again),
 	CASE(items_waiting_merge_and_yield_to_tasks),
 	CASE(per_id_exclusion_under_concurrency),
+	CASE(per_task_results_retry_only_what_failed),
+	CASE(max_attempts_end_exhausted),
+	CASE(release_lets_a_delayed_task_in),
 	CASE(stress_million_tasks),
 	CASE(stress_million_tasks_under_faults),
 };

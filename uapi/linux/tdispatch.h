@@ -46,8 +46,11 @@ struct tdispatch_version {
 #define TDISPATCH_FEAT_NAMED		_BITULL(1)	/* LIST, ATTACH */
 #define TDISPATCH_FEAT_DELAYED		_BITULL(2)	/* not_before_ns, max_delayed */
 #define TDISPATCH_FEAT_PERIODIC		_BITULL(3)	/* PERIODIC_ADD, _DEL, _STATS */
+/* per-task results in COMPLETE, max_attempts, RELEASE */
+#define TDISPATCH_FEAT_LIFECYCLE	_BITULL(4)
 #define TDISPATCH_FEAT_ALL		(TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED | \
-					 TDISPATCH_FEAT_DELAYED | TDISPATCH_FEAT_PERIODIC)
+					 TDISPATCH_FEAT_DELAYED | TDISPATCH_FEAT_PERIODIC | \
+					 TDISPATCH_FEAT_LIFECYCLE)
 
 /* Report the ABI version and feature bitmap.  Errors: EFAULT, EINVAL. */
 #define TDISPATCH_IOC_VERSION	_IOWR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version)
@@ -89,6 +92,11 @@ struct tdispatch_version {
  *	1048576); a submission beyond gets ENOSPC.  0 (and callers of the
  *	first version of this struct): no delayed tasks.
  * @pad2: must be zero
+ * @max_attempts: most times a task is leased (0 to 65535): one whose last
+ *	attempt ends CONGESTION or TRANSIENT, or is redelivered, ends
+ *	%TDISPATCH_OUTCOME_EXHAUSTED.  0: no limit but the task's deadline.
+ *	A task may carry its own (&tdispatch_utask.max_attempts).
+ * @pad3: must be zero
  */
 struct tdispatch_create {
 	__u32 size;
@@ -106,10 +114,13 @@ struct tdispatch_create {
 	__u32 pad;
 	__u32 max_delayed;
 	__u32 pad2;
+	__u32 max_attempts;
+	__u32 pad3;
 };
 
 #define TDISPATCH_CREATE_SIZE_VER0	88
 #define TDISPATCH_CREATE_SIZE_VER1	96	/* adds max_delayed */
+#define TDISPATCH_CREATE_SIZE_VER2	104	/* adds max_attempts */
 
 /**
  * struct tdispatch_utask - one task to submit
@@ -122,6 +133,10 @@ struct tdispatch_create {
  *	pending set (with %TDISPATCH_SUBMIT_RELATIVE: a delay from now); 0:
  *	at once.  Only with &tdispatch_submit.task_size of at least
  *	%TDISPATCH_UTASK_SIZE_VER1.
+ * @max_attempts: this task's own &tdispatch_create.max_attempts (1 to
+ *	65535), or 0 for the dispatcher's.  Only with
+ *	&tdispatch_submit.task_size of at least %TDISPATCH_UTASK_SIZE_VER2.
+ * @pad: must be zero
  *
  * The vector's elements are &tdispatch_submit.task_size bytes apart.
  */
@@ -132,10 +147,13 @@ struct tdispatch_utask {
 	__s32 status;
 	__u64 deadline_ns;
 	__u64 not_before_ns;
+	__u32 max_attempts;
+	__u32 pad;
 };
 
 #define TDISPATCH_UTASK_SIZE_VER0	32
 #define TDISPATCH_UTASK_SIZE_VER1	40	/* adds not_before_ns */
+#define TDISPATCH_UTASK_SIZE_VER2	48	/* adds max_attempts */
 
 /* struct tdispatch_submit.flags */
 #define TDISPATCH_SUBMIT_RELATIVE	_BITUL(0)	/* not_before_ns is a delay */
@@ -224,12 +242,31 @@ struct tdispatch_take {
 #define TDISPATCH_RESULT_PERMANENT	3
 
 /**
+ * struct tdispatch_task_result - one task's own result in a COMPLETE
+ * @id: the task's id, one of the leased batch's
+ * @result: %TDISPATCH_RESULT_*
+ * @pad: must be zero
+ */
+struct tdispatch_task_result {
+	__u64 id;
+	__u32 result;
+	__u32 pad;
+};
+
+/**
  * struct tdispatch_complete - end a leased batch
  * @size: sizeof(struct tdispatch_complete)
  * @flags: must be zero
  * @batch: the lease &tdispatch_take.batch returned
- * @result: %TDISPATCH_RESULT_*
+ * @result: %TDISPATCH_RESULT_*, for every task @results does not name
  * @pad: must be zero
+ * @results: user pointer to @nr_results struct tdispatch_task_result: the
+ *	tasks that ended otherwise than @result.  Only the tasks that end
+ *	CONGESTION or TRANSIENT go back to the head of the line; SUCCESS ones
+ *	are done and PERMANENT ones failed at once.  An id not in the batch,
+ *	an id named twice or a bad result is EINVAL, and the lease stays.
+ * @nr_results: 0 to the batch's number of tasks
+ * @pad2: must be zero
  */
 struct tdispatch_complete {
 	__u32 size;
@@ -237,12 +274,16 @@ struct tdispatch_complete {
 	__u64 batch;
 	__u32 result;
 	__u32 pad;
+	__u64 results;
+	__u32 nr_results;
+	__u32 pad2;
 };
 
 #define TDISPATCH_COMPLETE_SIZE_VER0	24
+#define TDISPATCH_COMPLETE_SIZE_VER1	40	/* adds results, nr_results */
 
 /**
- * struct tdispatch_id - the argument of %TDISPATCH_IOC_CANCEL
+ * struct tdispatch_id - the argument of %TDISPATCH_IOC_CANCEL, %TDISPATCH_IOC_RELEASE
  * @size: sizeof(struct tdispatch_id)
  * @flags: must be zero
  * @id: the task id
@@ -294,7 +335,7 @@ struct tdispatch_query {
  * @pending: waiting for a batch
  * @in_flight: in batches waiting to be taken or leased
  * @done: ended done (SUCCESS)
- * @failed: ended failed (PERMANENT)
+ * @failed: ended failed (PERMANENT), or ran out of attempts (see @exhausted)
  * @overridden: replaced by a newer task with the same id
  * @expired: past their deadline before a worker took them
  * @dropped: dropped because the pending set was full
@@ -307,6 +348,8 @@ struct tdispatch_query {
  * @events_lost: outcome events dropped because the event queue was full
  * @delayed: waiting for their not-before time
  * @periodic_runs: runs of periodic tasks submitted (counted in @accepted)
+ * @exhausted: of @failed, the tasks that ran out of attempts
+ * @released: delayed tasks %TDISPATCH_IOC_RELEASE let in before their time
  *
  * At every snapshot: accepted = queued + delayed + pending + in_flight +
  * done + failed + overridden + expired + dropped + cancelled.
@@ -333,10 +376,13 @@ struct tdispatch_stats_user {
 	__u64 events_lost;
 	__u64 delayed;
 	__u64 periodic_runs;
+	__u64 exhausted;
+	__u64 released;
 };
 
 #define TDISPATCH_STATS_SIZE_VER0	144
 #define TDISPATCH_STATS_SIZE_VER1	160	/* adds delayed, periodic_runs */
+#define TDISPATCH_STATS_SIZE_VER2	176	/* adds exhausted, released */
 
 /*
  * Supervised periodic tasks of a dispatcher owned by this file: every
@@ -413,6 +459,7 @@ struct tdispatch_periodic_stats_user {
 #define TDISPATCH_OUTCOME_EXPIRED	3
 #define TDISPATCH_OUTCOME_DROPPED	4
 #define TDISPATCH_OUTCOME_CANCELLED	5
+#define TDISPATCH_OUTCOME_EXHAUSTED	6	/* also counted as failed */
 
 /**
  * struct tdispatch_event - one record read() returns
@@ -525,5 +572,6 @@ struct tdispatch_attach {
 #define TDISPATCH_IOC_PERIODIC_DEL	_IOW(TDISPATCH_IOC_MAGIC, 0x0b, struct tdispatch_id)
 #define TDISPATCH_IOC_PERIODIC_STATS	\
 	_IOWR(TDISPATCH_IOC_MAGIC, 0x0c, struct tdispatch_periodic_stats_user)
+#define TDISPATCH_IOC_RELEASE	_IOW(TDISPATCH_IOC_MAGIC, 0x0d, struct tdispatch_id)
 
 #endif /* _UAPI_LINUX_TDISPATCH_H */

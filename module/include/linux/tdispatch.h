@@ -63,6 +63,9 @@ enum tdispatch_result {
  * @TDISPATCH_DROPPED: dropped because the pending set was full.
  * @TDISPATCH_CANCELLED: removed by tdispatch_cancel() or by
  *	tdispatch_destroy().
+ * @TDISPATCH_EXHAUSTED: came back from its last allowed attempt (see
+ *	&tdispatch_config.max_attempts) with %TDISPATCH_CONGESTION or
+ *	%TDISPATCH_TRANSIENT, or redelivered; a failure of its own kind.
  * @TDISPATCH_NR_OUTCOMES: number of outcomes; not an outcome.
  *
  * Every task that tdispatch_submit() accepted ends in exactly one of these,
@@ -75,6 +78,7 @@ enum tdispatch_outcome {
 	TDISPATCH_EXPIRED,
 	TDISPATCH_DROPPED,
 	TDISPATCH_CANCELLED,
+	TDISPATCH_EXHAUSTED,
 	TDISPATCH_NR_OUTCOMES,
 };
 
@@ -100,6 +104,8 @@ enum tdispatch_destroy_mode {
  * @not_before: it enters the pending set no earlier than this
  *	CLOCK_MONOTONIC time; 0 for at once.
  * @attempts: how many times a batch holding it was retried so far.
+ * @max_attempts: its own limit (see tdispatch_submit_opts()), or 0 for the
+ *	dispatcher's.
  *
  * Read these through the tdispatch_task_*() helpers; everything else in the
  * struct belongs to the dispatcher.
@@ -111,9 +117,10 @@ struct tdispatch_task {
 	ktime_t deadline;
 	ktime_t not_before;
 	unsigned int attempts;
+	u16 max_attempts;
 	/* private: */
-	u16 state;
-	u16 flags;
+	u8 state;
+	u8 flags;
 	ktime_t queued;
 	/*
 	 * A delayed task is off the input list and on no order list; the reap
@@ -179,12 +186,16 @@ static inline struct tdispatch_item *tdispatch_task_item(struct tdispatch_task *
  * struct tdispatch_batch - the tasks handed to one ->process() call
  * @nr: number of tasks, 1 to &tdispatch_config.max_batch.
  * @tasks: the tasks, oldest place in line first.
+ * @results: private: the results tdispatch_batch_set_result() gave.
+ * @marked: private: tdispatch_batch_set_result() was called.
  *
  * Valid only during the ->process() call it is passed to.
  */
 struct tdispatch_batch {
 	unsigned int nr;
 	struct tdispatch_task **tasks;
+	u8 *results;
+	bool marked;
 };
 
 /**
@@ -289,6 +300,12 @@ struct tdispatch_ops {
  * @max_delayed: most tasks waiting for their not-before time; a delayed
  *	submission beyond fails with -ENOSPC.  0 to 16777216; 0 allows none.
  * @flags: %TDISPATCH_NORMAL_PRIORITY or 0.
+ * @max_attempts: most times a task is handed to ->process(): one that
+ *	comes back from its last attempt with %TDISPATCH_CONGESTION or
+ *	%TDISPATCH_TRANSIENT (its own result or its batch's), or whose batch
+ *	is redelivered, ends %TDISPATCH_EXHAUSTED.  0 to
+ *	%TDISPATCH_MAX_ATTEMPTS; 0: no limit, a task is retried until its
+ *	deadline.  A task may carry its own limit (tdispatch_submit_opts()).
  *
  * By default the acceptor runs as SCHED_FIFO at the lowest real-time
  * priority (sched_set_fifo_low(), as irq threads and RCU's offload threads
@@ -307,7 +324,11 @@ struct tdispatch_config {
 	unsigned int max_input;
 	unsigned int max_delayed;
 	unsigned int flags;
+	unsigned int max_attempts;
 };
+
+/* Most attempts a task may be given: &tdispatch_task.max_attempts is a u16. */
+#define TDISPATCH_MAX_ATTEMPTS	65535U
 
 /*
  * Acceptor and workers at normal priority (SCHED_NORMAL, nice 0), as for
@@ -323,7 +344,7 @@ struct tdispatch_config {
  * @pending: tasks in the pending set, waiting for a batch.
  * @in_flight: tasks in batches that workers hold.
  * @done: tasks ended %TDISPATCH_DONE.
- * @failed: tasks ended %TDISPATCH_FAILED.
+ * @failed: tasks ended %TDISPATCH_FAILED or %TDISPATCH_EXHAUSTED.
  * @overridden: tasks ended %TDISPATCH_OVERRIDDEN.
  * @expired: tasks ended %TDISPATCH_EXPIRED.
  * @dropped: tasks ended %TDISPATCH_DROPPED.
@@ -341,6 +362,9 @@ struct tdispatch_config {
  *	an empty per-CPU input list does.
  * @delayed: tasks waiting for their not-before time.
  * @periodic_runs: runs of periodic tasks submitted; counted in @accepted.
+ * @exhausted: of @failed, the tasks that ended %TDISPATCH_EXHAUSTED.
+ * @released: delayed tasks tdispatch_release() let into the pending set
+ *	before their time.
  *
  * At every snapshot: accepted = queued + delayed + pending + in_flight +
  * done + failed + overridden + expired + dropped + cancelled.
@@ -366,6 +390,21 @@ struct tdispatch_stats {
 	u64 wakeups;
 	u64 delayed;
 	u64 periodic_runs;
+	u64 exhausted;
+	u64 released;
+};
+
+/**
+ * struct tdispatch_submit_opts - the optional parts of a submission
+ * @deadline: as for tdispatch_submit(); 0 for none.
+ * @not_before: as for tdispatch_submit_delayed(); 0 for at once.
+ * @max_attempts: this task's own &tdispatch_config.max_attempts, 1 to
+ *	%TDISPATCH_MAX_ATTEMPTS; 0 for the dispatcher's.
+ */
+struct tdispatch_submit_opts {
+	ktime_t deadline;
+	ktime_t not_before;
+	unsigned int max_attempts;
 };
 
 /**
@@ -426,6 +465,7 @@ struct tdispatch_periodic_stats {
  * @len: number of bytes, 1 to %TDISPATCH_PAYLOAD_MAX.
  * @deadline: as for tdispatch_submit().
  * @not_before: as for tdispatch_submit_delayed().
+ * @max_attempts: as &tdispatch_submit_opts.max_attempts.
  */
 struct tdispatch_user_task {
 	u64 id;
@@ -433,6 +473,7 @@ struct tdispatch_user_task {
 	u32 len;
 	ktime_t deadline;
 	ktime_t not_before;
+	unsigned int max_attempts;
 };
 
 /**
@@ -464,8 +505,13 @@ int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
 		     ktime_t deadline, gfp_t gfp);
 int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
 			     ktime_t not_before, ktime_t deadline, gfp_t gfp);
+int tdispatch_submit_opts(struct tdispatch *d, u64 id, void *payload,
+			  const struct tdispatch_submit_opts *o, gfp_t gfp);
 int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it);
+int tdispatch_batch_set_result(struct tdispatch_batch *b, unsigned int i,
+			       enum tdispatch_result res);
 int tdispatch_cancel(struct tdispatch *d, u64 id);
+int tdispatch_release(struct tdispatch *d, u64 id);
 int tdispatch_periodic_add(struct tdispatch *d, const struct tdispatch_periodic *pc);
 int tdispatch_periodic_remove(struct tdispatch *d, u64 id);
 int tdispatch_periodic_get_stats(struct tdispatch *d, u64 id,

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The task life cycle through /dev/tdispatch: a COMPLETE that gives some
+ * tasks of the batch their own result, and every bad vector with its
+ * errno and its count; the dispatcher's and a task's own max_attempts,
+ * ending EXHAUSTED; RELEASE of a delayed task.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+#include <linux/tdispatch.h>
+
+#include "kselftest_harness.h"
+#include "tdispatch_helpers.h"
+
+#define SUCCESS		TDISPATCH_RESULT_SUCCESS
+#define CONGESTION	TDISPATCH_RESULT_CONGESTION
+#define TRANSIENT	TDISPATCH_RESULT_TRANSIENT
+#define PERMANENT	TDISPATCH_RESULT_PERMANENT
+/* Batches are cut only when full, never by age. */
+#define NO_AGE_CUT	(30 * SEC)
+
+FIXTURE(life) {
+	int fd;
+};
+
+FIXTURE_SETUP(life)
+{
+	if (access(TD_DEV_PATH, F_OK))
+		SKIP(return, "no %s: tdispatch.ko is not loaded", TD_DEV_PATH);
+	self->fd = td_open(_metadata);
+}
+
+FIXTURE_TEARDOWN(life)
+{
+	close(self->fd);
+}
+
+/* A dispatcher cutting batches of @max_batch, with events and @max_attempts. */
+static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_batch,
+		     __u32 max_attempts)
+{
+	struct tdispatch_create c;
+
+	td_cfg_base(&c, "life", max_batch, 64);
+	c.max_delay_ns = NO_AGE_CUT;
+	c.max_delayed = 16;
+	c.transient_delay_ns = MSEC;
+	c.congestion_delay_ns = MSEC;
+	c.max_attempts = max_attempts;
+	td_create(_metadata, fd, &c);
+}
+
+/* Submit ids @first to @first + @n - 1, each with its own @max_attempts. */
+static void td_submit_range(struct __test_metadata *_metadata, int fd, __u64 first,
+			    unsigned int n, __u32 max_attempts, __u64 not_before)
+{
+	struct tdispatch_utask ut[TD_NR] = {};
+	struct td_pl pl[TD_NR];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		pl[i] = (struct td_pl) { .id = first + i };
+		ut[i] = (struct tdispatch_utask) {
+			.id = first + i,
+			.payload = uptr(&pl[i]),
+			.payload_len = sizeof(pl[i]),
+			.max_attempts = max_attempts,
+			.not_before_ns = not_before,
+		};
+	}
+	ASSERT_EQ((int)n, td_submit_flags(fd, ut, n, not_before ? TDISPATCH_SUBMIT_RELATIVE : 0));
+}
+
+/* The next batch, which must hold @n tasks, the first of id @first. */
+static void td_take_n(struct __test_metadata *_metadata, int fd, struct td_taken *b,
+		      unsigned int n, __u64 first, __u32 attempts)
+{
+	int ret = td_take(fd, b, 0, WAIT_NS);
+
+	ASSERT_EQ(0, ret) TH_LOG("take: %s", strerror(-ret));
+	ASSERT_EQ(n, b->tk.nr);
+	EXPECT_EQ(first, b->t[0].id);
+	EXPECT_EQ(attempts, b->t[0].attempts);
+}
+
+/* RELEASE the delayed task of @id: 0 or -errno. */
+static int td_release(int fd, __u64 id)
+{
+	struct tdispatch_id a = { .size = sizeof(a), .id = id };
+
+	return ioctl(fd, TDISPATCH_IOC_RELEASE, &a) ? -errno : 0;
+}
+
+/* COMPLETE @batch with @result and @n results of its own: 0 or -errno. */
+static int td_complete_vec(int fd, __u64 batch, __u32 result,
+			   const struct tdispatch_task_result *r, __u32 n)
+{
+	struct tdispatch_complete c = {
+		.size = sizeof(c),
+		.batch = batch,
+		.result = result,
+		.results = uptr(r),
+		.nr_results = n,
+	};
+
+	return ioctl(fd, TDISPATCH_IOC_COMPLETE, &c) ? -errno : 0;
+}
+
+/* Read outcome events until one for @id comes: its outcome and attempts. */
+static void td_expect_event(struct __test_metadata *_metadata, int fd, __u64 id,
+			    __u32 outcome, __u32 attempts)
+{
+	struct tdispatch_event ev;
+
+	for (;;) {
+		ASSERT_LT(0, td_poll(fd, POLLIN, WAIT_MS)) TH_LOG("no event for id %llu", id);
+		ASSERT_EQ(sizeof(ev), read(fd, &ev, sizeof(ev)));
+		if (ev.type == TDISPATCH_EVENT_OUTCOME && ev.id == id)
+			break;
+	}
+	EXPECT_EQ(outcome, ev.outcome) TH_LOG("id %llu", id);
+	EXPECT_EQ(attempts, ev.attempts) TH_LOG("id %llu", id);
+}
+
+TEST_F(life, complete_gives_tasks_their_own_results)
+{
+	struct tdispatch_task_result r[] = {
+		{ .id = 3, .result = PERMANENT },
+		{ .id = 2, .result = TRANSIENT },
+	};
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+
+	td_setup(_metadata, self->fd, 4, 0);
+	td_submit_range(_metadata, self->fd, 1, 4, 0, 0);
+	td_take_n(_metadata, self->fd, &b, 4, 1, 0);
+	/* The batch's result for the others: done; 3 failed; 2 alone goes again. */
+	ASSERT_EQ(0, td_complete_vec(self->fd, b.tk.batch, SUCCESS, r, 2));
+	td_expect_event(_metadata, self->fd, 3, TDISPATCH_OUTCOME_FAILED, 0);
+	/* Batches of four: the retry waits for three more tasks. */
+	td_submit_range(_metadata, self->fd, 10, 3, 0, 0);
+	td_take_n(_metadata, self->fd, &b, 4, 2, 1);
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_expect_event(_metadata, self->fd, 2, TDISPATCH_OUTCOME_DONE, 1);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(7, st.accepted);
+	EXPECT_EQ(6, st.done);
+	EXPECT_EQ(1, st.failed);
+	EXPECT_EQ(1, st.retries);
+	EXPECT_EQ(0, st.rejected_calls);
+}
+
+TEST_F(life, bad_result_vectors_fail_and_leave_the_lease)
+{
+	struct tdispatch_task_result r[3];
+	struct tdispatch_stats_user st;
+	struct tdispatch_complete c;
+	struct td_taken b;
+	char *edge = td_edge(_metadata);
+
+	td_setup(_metadata, self->fd, 2, 0);
+	td_submit_range(_metadata, self->fd, 1, 2, 0, 0);
+	td_take_n(_metadata, self->fd, &b, 2, 1, 0);
+
+	r[0] = (struct tdispatch_task_result) { .id = 9, .result = SUCCESS };
+	EXPECT_REJECTED(self->fd, EINVAL, "an id not in the batch",
+			td_complete_vec(self->fd, b.tk.batch, SUCCESS, r, 1));
+	r[0] = (struct tdispatch_task_result) { .id = 1, .result = TRANSIENT };
+	r[1] = (struct tdispatch_task_result) { .id = 1, .result = SUCCESS };
+	EXPECT_REJECTED(self->fd, EINVAL, "an id twice",
+			td_complete_vec(self->fd, b.tk.batch, SUCCESS, r, 2));
+	r[1] = (struct tdispatch_task_result) { .id = 2, .result = 4 };
+	EXPECT_REJECTED(self->fd, EINVAL, "a result out of range",
+			td_complete_vec(self->fd, b.tk.batch, SUCCESS, r, 2));
+	r[1] = (struct tdispatch_task_result) { .id = 2, .result = SUCCESS, .pad = 1 };
+	EXPECT_REJECTED(self->fd, EINVAL, "padding not zero",
+			td_complete_vec(self->fd, b.tk.batch, SUCCESS, r, 2));
+	r[1].pad = 0;
+	r[2] = (struct tdispatch_task_result) { .id = 3, .result = SUCCESS };
+	EXPECT_REJECTED(self->fd, EINVAL, "more results than tasks",
+			td_complete_vec(self->fd, b.tk.batch, SUCCESS, r, 3));
+	EXPECT_REJECTED(self->fd, EFAULT, "results in unmapped memory",
+			td_complete_vec(self->fd, b.tk.batch, SUCCESS,
+					(void *)(edge + PAGE - sizeof(r[0])), 2));
+	EXPECT_REJECTED(self->fd, EINVAL, "nr_results above any batch",
+			td_complete_vec(self->fd, b.tk.batch, SUCCESS, r, 1u << 20));
+	c = (struct tdispatch_complete) {
+		.size = sizeof(c), .batch = b.tk.batch, .pad2 = 1,
+	};
+	EXPECT_REJECTED(self->fd, EINVAL, "pad2 not zero",
+			ioctl(self->fd, TDISPATCH_IOC_COMPLETE, &c));
+	/* The first version's COMPLETE still ends a lease; here a good vector does. */
+	r[0] = (struct tdispatch_task_result) { .id = 2, .result = PERMANENT };
+	EXPECT_EQ(0, td_complete_vec(self->fd, b.tk.batch, SUCCESS, r, 1));
+	td_expect_event(_metadata, self->fd, 2, TDISPATCH_OUTCOME_FAILED, 0);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(1, st.done);
+	EXPECT_EQ(1, st.failed);
+	EXPECT_EQ(8, st.rejected_calls);
+	munmap(edge, 2 * PAGE);
+}
+
+TEST_F(life, max_attempts_end_exhausted)
+{
+	struct tdispatch_create c;
+	struct tdispatch_stats_user st;
+	struct tdispatch_utask ut = {};
+	struct td_taken b;
+	struct td_pl pl;
+	int fd;
+
+	/* The dispatcher's limit: two attempts. */
+	td_setup(_metadata, self->fd, 1, 2);
+	td_submit_range(_metadata, self->fd, 7, 1, 0, 0);
+	td_take_n(_metadata, self->fd, &b, 1, 7, 0);
+	td_finish(_metadata, self->fd, b.tk.batch, TRANSIENT);
+	td_take_n(_metadata, self->fd, &b, 1, 7, 1);
+	td_finish(_metadata, self->fd, b.tk.batch, CONGESTION);
+	td_expect_event(_metadata, self->fd, 7, TDISPATCH_OUTCOME_EXHAUSTED, 2);
+	/* A task's own: one attempt. */
+	td_submit_range(_metadata, self->fd, 8, 1, 1, 0);
+	td_take_n(_metadata, self->fd, &b, 1, 8, 0);
+	td_finish(_metadata, self->fd, b.tk.batch, TRANSIENT);
+	td_expect_event(_metadata, self->fd, 8, TDISPATCH_OUTCOME_EXHAUSTED, 1);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(2, st.exhausted);
+	EXPECT_EQ(2, st.failed) TH_LOG("failed counts the exhausted too");
+	EXPECT_EQ(0, st.pending + st.in_flight);
+
+	/* Out of range, or padding not zero: the task's status says so. */
+	pl = (struct td_pl) { .id = 9 };
+	ut = (struct tdispatch_utask) {
+		.id = 9, .payload = uptr(&pl), .payload_len = sizeof(pl),
+		.max_attempts = 65536,
+	};
+	EXPECT_EQ(0, td_submit_vec(self->fd, &ut, 1));
+	EXPECT_EQ(-EINVAL, ut.status);
+	ut.max_attempts = 1;
+	ut.pad = 1;
+	EXPECT_EQ(0, td_submit_vec(self->fd, &ut, 1));
+	EXPECT_EQ(-EINVAL, ut.status);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(2, st.rejected);
+
+	fd = td_open(_metadata);
+	td_cfg_base(&c, "life", 1, 0);
+	c.max_attempts = 65536;
+	EXPECT_EQ(-1, ioctl(fd, TDISPATCH_IOC_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.max_attempts = 0;
+	c.pad3 = 1;
+	EXPECT_EQ(-1, ioctl(fd, TDISPATCH_IOC_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST_F(life, release_lets_a_delayed_task_in_now)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	__u64 t0;
+
+	td_setup(_metadata, self->fd, 1, 0);
+	t0 = now_ns();
+	td_submit_range(_metadata, self->fd, 5, 2, 0, 3600 * SEC);
+	EXPECT_REJECTED(self->fd, ENOENT, "release an id with no delayed task",
+			td_release(self->fd, 4));
+	ASSERT_EQ(0, td_release(self->fd, 6));
+	td_take_n(_metadata, self->fd, &b, 1, 6, 0);
+	EXPECT_GT(t0 + 3600 * SEC, now_ns());
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_expect_event(_metadata, self->fd, 6, TDISPATCH_OUTCOME_DONE, 0);
+	EXPECT_REJECTED(self->fd, ENOENT, "release it twice", td_release(self->fd, 6));
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(1, st.released);
+	EXPECT_EQ(1, st.delayed) TH_LOG("id 5 still waits");
+	EXPECT_EQ(1, st.done);
+}
+
+TEST_HARNESS_MAIN
