@@ -77,6 +77,8 @@ static unsigned int td_ioctl_call(unsigned int cmd)
 		{ TDISPATCH_IOC_PERIODIC_DEL, TDISPATCH_ID_SIZE_VER0 },
 		{ TDISPATCH_IOC_PERIODIC_STATS, TDISPATCH_PERIODIC_STATS_SIZE_VER0 },
 		{ TDISPATCH_IOC_RELEASE, TDISPATCH_ID_SIZE_VER0 },
+		{ TDISPATCH_IOC_SET_RATE, TDISPATCH_RATE_SIZE_VER0 },
+		{ TDISPATCH_IOC_RELEASE_KEY, TDISPATCH_ID_SIZE_VER0 },
 	};
 	unsigned int nr = _IOC_NR(cmd);
 
@@ -113,6 +115,8 @@ static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg
 	case TDISPATCH_IOC_PERIODIC_DEL:
 	case TDISPATCH_IOC_PERIODIC_STATS:
 	case TDISPATCH_IOC_RELEASE:
+	case TDISPATCH_IOC_SET_RATE:
+	case TDISPATCH_IOC_RELEASE_KEY:
 		if (u)
 			return td_user_ioctl(f, u, file, call, uarg);
 		if (a)
@@ -131,7 +135,7 @@ static long td_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	set_active_memcg(old);
 	/* Every failed call is counted; a wait that ends without work is not one. */
-	if (ret && ret != -EAGAIN && ret != -ETIMEDOUT && ret != -ERESTARTSYS)
+	if (ret < 0 && ret != -EAGAIN && ret != -ETIMEDOUT && ret != -ERESTARTSYS)
 		atomic_long_inc(&f->rejected_calls);
 	return ret;
 }

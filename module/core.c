@@ -24,6 +24,7 @@ static bool td_config_valid(const struct tdispatch_config *cfg)
 	       cfg->max_input >= 1 && cfg->max_input <= TD_MAX_INPUT &&
 	       cfg->max_delayed <= TD_MAX_DELAYED &&
 	       cfg->max_attempts <= TDISPATCH_MAX_ATTEMPTS &&
+	       cfg->burst <= TD_MAX_BUFFER &&
 	       !(cfg->flags & ~TDISPATCH_NORMAL_PRIORITY) &&
 	       cfg->max_delay_ns <= TDISPATCH_MAX_DELAY_NS;
 }
@@ -87,6 +88,7 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	d->periodic_next = KTIME_MAX;
 	td_pending_init(&d->pending, cfg->max_buffer, cfg->max_batch, cfg->max_delay_ns);
 	d->pending.max_attempts = cfg->max_attempts;
+	td_bucket_set(&d->bucket, cfg->rate, cfg->burst ?: cfg->max_batch, ktime_get());
 	td_shaper_init(&d->shaper, cfg->congestion_delay_ns, cfg->transient_delay_ns);
 
 	d->task_array = kvcalloc(cfg->workers * cfg->max_batch,
@@ -121,6 +123,7 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	/* Workers wake it until the very end of destroy; keep it around. */
 	d->acceptor = get_task_struct(acceptor);
 	wake_up_process(acceptor);
+	td_debugfs_add(d);
 	return d;
 
 nomem:
@@ -142,6 +145,35 @@ void *tdispatch_priv(const struct tdispatch *d)
 }
 EXPORT_SYMBOL_GPL(tdispatch_priv);
 
+/*
+ * @op on the pending set under the lock, every submission made before the
+ * call drained first; what ended is released after.
+ */
+static int td_locked_op(struct tdispatch *d, u64 arg,
+			int (*op)(struct td_pending *p, u64 arg, ktime_t now,
+				  struct list_head *reap))
+{
+	LIST_HEAD(reap);
+	ktime_t now;
+	int ret;
+
+	might_sleep();
+	mutex_lock(&d->lock);
+	now = ktime_get();
+	td_drain_input(d, now, &reap);
+	ret = op(&d->pending, arg, now, &reap);
+	td_delayed_sync(d);
+	mutex_unlock(&d->lock);
+	td_reap(d, &reap);
+	td_kick(d);
+	return ret;
+}
+
+static int td_cancel_op(struct td_pending *p, u64 id, ktime_t now, struct list_head *reap)
+{
+	return td_pending_cancel(p, id, reap);
+}
+
 /**
  * tdispatch_cancel() - cancel the pending task of an id
  * @d: the dispatcher
@@ -159,18 +191,7 @@ EXPORT_SYMBOL_GPL(tdispatch_priv);
  */
 int tdispatch_cancel(struct tdispatch *d, u64 id)
 {
-	LIST_HEAD(reap);
-	int ret;
-
-	might_sleep();
-	mutex_lock(&d->lock);
-	td_drain_input(d, ktime_get(), &reap);
-	ret = td_pending_cancel(&d->pending, id, &reap);
-	td_delayed_sync(d);
-	mutex_unlock(&d->lock);
-	td_reap(d, &reap);
-	td_kick(d);
-	return ret;
+	return td_locked_op(d, id, td_cancel_op);
 }
 EXPORT_SYMBOL_GPL(tdispatch_cancel);
 
@@ -191,22 +212,56 @@ EXPORT_SYMBOL_GPL(tdispatch_cancel);
  */
 int tdispatch_release(struct tdispatch *d, u64 id)
 {
-	LIST_HEAD(reap);
-	ktime_t now;
-	int ret;
-
-	might_sleep();
-	mutex_lock(&d->lock);
-	now = ktime_get();
-	td_drain_input(d, now, &reap);
-	ret = td_pending_release(&d->pending, id, now, &reap);
-	td_delayed_sync(d);
-	mutex_unlock(&d->lock);
-	td_reap(d, &reap);
-	td_kick(d);
-	return ret;
+	return td_locked_op(d, id, td_pending_release);
 }
 EXPORT_SYMBOL_GPL(tdispatch_release);
+
+/**
+ * tdispatch_release_key() - let in every delayed task that watches a key
+ * @d: the dispatcher
+ * @key: the key their tdispatch_submit_opts() named
+ *
+ * As tdispatch_release() for each of them, in one call: Kafka's purgatory
+ * completing the operations that watch a key.  Counted in
+ * &tdispatch_stats.released (each) and .key_releases (the call).  Keys
+ * are found in O(log n).
+ *
+ * Process context; may sleep.
+ *
+ * Return: how many tasks were let in, or -ENOENT if none watches @key.
+ */
+int tdispatch_release_key(struct tdispatch *d, u64 key)
+{
+	return td_locked_op(d, key, td_pending_release_key);
+}
+EXPORT_SYMBOL_GPL(tdispatch_release_key);
+
+/**
+ * tdispatch_set_rate() - change a dispatcher's rate limit
+ * @d: the dispatcher
+ * @rate: most tasks a second handed to workers; 0 for no limit
+ * @burst: most tasks at once after a quiet spell, 1 to 1048576; 0 for
+ *	max_batch
+ *
+ * As &tdispatch_config.rate and .burst, from now on.  The tokens saved up
+ * are kept, up to the new @burst.
+ *
+ * Process context; may sleep.
+ *
+ * Return: 0, or -EINVAL if @burst is out of range.
+ */
+int tdispatch_set_rate(struct tdispatch *d, unsigned int rate, unsigned int burst)
+{
+	might_sleep();
+	if (burst > TD_MAX_BUFFER)
+		return -EINVAL;
+	mutex_lock(&d->lock);
+	td_bucket_set(&d->bucket, rate, burst ?: d->cfg.max_batch, ktime_get());
+	mutex_unlock(&d->lock);
+	td_kick(d);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(tdispatch_set_rate);
 
 /*
  * Where the task of @id is, for the char device's QUERY: absent, pending
@@ -269,7 +324,14 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		.periodic_runs = d->periodic_runs,
 		.exhausted = p->outcomes[TDISPATCH_EXHAUSTED],
 		.released = p->released,
+		.key_releases = p->key_releases,
+		.throttled_ns = d->throttled_ns,
+		.rate = d->bucket.rate,
+		.burst = d->bucket.burst,
 	};
+	/* A batch that waits for tokens right now has waited until now. */
+	if (d->throttled_since)
+		st->throttled_ns += ktime_to_ns(ktime_sub(ktime_get(), d->throttled_since));
 	memcpy(st->results, d->results, sizeof(st->results));
 	/*
 	 * Read after the drained count under the lock: a submitter counts a
@@ -368,6 +430,8 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 
 	might_sleep();
 	tdispatch_unpublish(d);
+	/* No reader of its state is left after this. */
+	td_debugfs_remove(d);
 	WRITE_ONCE(d->dead, true);
 	/* Submitters that saw ->dead clear have their tasks on the lists. */
 	synchronize_rcu();

@@ -64,9 +64,19 @@ void td_batch_redeliver(struct tdispatch_batch *b)
 	container_of(b, struct td_slot, batch)->redeliver = true;
 }
 
+/* A due batch no longer waits for tokens: count the time it did. */
+void td_throttle_end(struct tdispatch *d, ktime_t now)
+{
+	if (d->throttled_since) {
+		d->throttled_ns += ktime_to_ns(ktime_sub(now, d->throttled_since));
+		d->throttled_since = 0;
+	}
+}
+
 /*
- * Cut batches while a worker is free, the shaper allows and a batch is
- * due.  Return when the acceptor must look again by time alone.
+ * Cut batches while a worker is free, the shaper and the rate limit allow
+ * and a batch is due.  Return when the acceptor must look again by time
+ * alone.
  */
 static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 				   struct list_head *reap)
@@ -78,23 +88,40 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 	while (!d->stopping && d->free_slots) {
 		u64 hold = td_shaper_holdoff(&d->shaper, now);
 		struct td_slot *slot;
+		unsigned int allow;
 		ktime_t when;
 		bool due;
 
 		due = td_pending_due(p, now, &when);
 		if (hold) {
+			td_throttle_end(d, now);
 			if (due && !d->holding) {
 				d->holding = true;
 				d->holdoffs++;
 				trace_tdispatch_holdoff(d, hold);
 			}
-			return ktime_add_ns(now, hold);
+			/* A batch falling due meanwhile is held off too: look then. */
+			if (due)
+				return ktime_add_ns(now, hold);
+			return min_t(ktime_t, ktime_add_ns(now, hold), when);
 		}
 		d->holding = false;
-		if (!due)
+		if (!due) {
+			td_throttle_end(d, now);
 			return when;
+		}
+		/* Destroy's flush does not wait for tokens. */
+		allow = p->flush ? p->max_batch :
+			td_bucket_allow(&d->bucket, now, p->max_batch, &when);
+		if (!allow) {
+			if (!d->throttled_since)
+				d->throttled_since = now;
+			return when;
+		}
+		td_throttle_end(d, now);
 		slot = &d->slots[__ffs64(d->free_slots)];
-		slot->batch.nr = td_pending_cut(p, now, slot->batch.tasks, reap);
+		slot->batch.nr = td_pending_cut(p, now, allow, slot->batch.tasks, reap);
+		td_bucket_take(&d->bucket, slot->batch.nr);
 		if (!slot->batch.nr)
 			continue;	/* everything met had expired */
 		td_items_inflight(&slot->batch);
@@ -259,7 +286,6 @@ static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int re
 		default:
 			congestion |= r == TDISPATCH_CONGESTION;
 			transient |= r == TDISPATCH_TRANSIENT;
-			td_item_requeued(d, t);
 			b->tasks[nr++] = t;
 			break;
 		}
@@ -268,10 +294,21 @@ static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int re
 		td_shaper_record(&d->shaper, TDISPATCH_CONGESTION, now);
 	if (transient)
 		td_shaper_record(&d->shaper, TDISPATCH_TRANSIENT, now);
-	if (d->stopping)
+	if (d->stopping) {
+		for (i = 0; i < nr; i++)
+			td_item_requeued(d, b->tasks[i]);
 		td_pending_complete(p, b->tasks, nr, TDISPATCH_CANCELLED, reap);
-	else
-		td_pending_requeue(p, b->tasks, nr, reap);
+		return;
+	}
+	td_pending_requeue(p, b->tasks, nr, reap);
+	/*
+	 * Only a task that went back takes an item's submission meanwhile; one
+	 * that ended (exhausted, dropped, overridden) leaves it to
+	 * td_item_ended(), which submits the item again.
+	 */
+	for (i = 0; i < nr; i++)
+		if (b->tasks[i]->state == TD_TASK_PENDING)
+			td_item_requeued(d, b->tasks[i]);
 }
 
 void td_batch_work(struct work_struct *work)

@@ -46,6 +46,20 @@ enum td_task_state {
 
 /* ->flags of a task */
 #define TD_TASK_ITEM		BIT(0)	/* embedded in a struct tdispatch_item */
+#define TD_TASK_WATCHED		BIT(1)	/* ->watcher is set */
+
+/*
+ * A delayed task's watch key, allocated with the task when it is
+ * submitted and freed when it leaves the delayed set (or at once, if it is
+ * due at once).  In td_pending.watchers by key, equal keys in the order
+ * they were delayed, so that all watchers of a key are one walk from the
+ * first.
+ */
+struct td_watcher {
+	struct rb_node node;
+	u64 key;
+	struct tdispatch_task *t;
+};
 
 /*
  * An item's ->state.  Submitters move it out of IDLE and INFLIGHT; the
@@ -83,6 +97,7 @@ struct td_pending {
 	struct rb_root_cached delayed;
 	struct rb_root delayed_ids;
 	unsigned int nr_delayed;	/* in both delayed trees */
+	struct rb_root watchers;	/* of the delayed tasks that watch a key */
 	unsigned int max_buffer;
 	unsigned int max_batch;
 	unsigned int max_attempts;	/* 0: no limit */
@@ -91,6 +106,7 @@ struct td_pending {
 	u64 drained;			/* tasks taken from the input lists */
 	u64 retries;
 	u64 released;			/* delayed tasks let in early */
+	u64 key_releases;		/* release_key calls that let one in */
 	u64 outcomes[TDISPATCH_NR_OUTCOMES];
 };
 
@@ -99,7 +115,7 @@ void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 		    struct list_head *reap);
 bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when);
-unsigned int td_pending_cut(struct td_pending *p, ktime_t now,
+unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 			    struct tdispatch_task **batch, struct list_head *reap);
 void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
 			unsigned int nr, struct list_head *reap);
@@ -108,6 +124,8 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 			 struct list_head *reap);
 int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap);
 int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_head *reap);
+int td_pending_release_key(struct td_pending *p, u64 key, ktime_t now,
+			   struct list_head *reap);
 void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
 			    struct list_head *reap);
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap);
@@ -164,6 +182,19 @@ void td_shaper_record(struct td_shaper *s, enum tdispatch_result result,
 		      ktime_t now);
 u64 td_shaper_holdoff(struct td_shaper *s, ktime_t now);
 
+/* The rate limit's token bucket, in shaper.c; pure state like the shaper. */
+struct td_bucket {
+	u32 rate;			/* tasks a second; 0: no limit */
+	u32 burst;			/* most tokens, in tasks */
+	u64 tokens;			/* in billionths of a task */
+	ktime_t last;			/* when it was last filled */
+};
+
+void td_bucket_set(struct td_bucket *b, u32 rate, u32 burst, ktime_t now);
+unsigned int td_bucket_allow(struct td_bucket *b, ktime_t now, unsigned int want,
+			     ktime_t *when);
+void td_bucket_take(struct td_bucket *b, unsigned int n);
+
 /*
  * One CPU's submissions, waiting for the acceptor.  Submitters on this CPU
  * (preemption off) are the only writers of ->added, ->rejected and
@@ -219,6 +250,9 @@ struct tdispatch {
 	struct td_shaper shaper;
 	u64 free_slots;			/* bitmap of idle struct td_slot */
 	bool holding;			/* shaper is withholding a due batch */
+	struct td_bucket bucket;	/* the rate limit */
+	ktime_t throttled_since;	/* a due batch waits for tokens; 0: none */
+	u64 throttled_ns;		/* time due batches waited for tokens */
 	bool stopping;			/* destroy: no new batches, no retries */
 	u64 batches;
 	u64 results[TDISPATCH_NR_RESULTS];
@@ -246,6 +280,7 @@ struct tdispatch {
 	unsigned int nr_observers;
 	struct td_pub *pub;		/* published under its name */
 
+	struct dentry *debug_dir;	/* debugfs.c */
 	struct tdispatch_task **task_array;
 	u8 *result_array;		/* the slots' tdispatch_batch_set_result() */
 	unsigned int nr_slots;
@@ -262,12 +297,19 @@ void td_items_inflight(struct tdispatch_batch *b);
 void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t);
 void td_item_ended(struct tdispatch *d, struct tdispatch_task *t);
 void td_kick(struct tdispatch *d);
+void td_throttle_end(struct tdispatch *d, ktime_t now);
+
+/* debugfs.c */
+void td_debugfs_init(void);
+void td_debugfs_exit(void);
+void td_debugfs_add(struct tdispatch *d);
+void td_debugfs_remove(struct tdispatch *d);
 struct tdispatch *td_create(const struct tdispatch_config *cfg,
 			    const struct tdispatch_ops *ops, void *priv, gfp_t gfp);
 struct tdispatch_task *td_task_alloc(gfp_t gfp);
 void td_task_free(struct tdispatch_task *t);
 int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
-		   const struct tdispatch_submit_opts *o);
+		   const struct tdispatch_submit_opts *o, struct td_watcher *w);
 void td_stop_batches(struct tdispatch *d);
 void td_batch_redeliver(struct tdispatch_batch *b);
 bool td_idle(struct tdispatch *d);

@@ -17,7 +17,7 @@
 static_assert(sizeof(struct tdispatch_id) == TDISPATCH_ID_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_query) == TDISPATCH_QUERY_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER2);
-static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER1);
+static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_utask) == TDISPATCH_UTASK_SIZE_VER2);
 
 /*
@@ -70,13 +70,14 @@ int td_submit_vector(void __user *uarg,
 	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_SUBMIT_SIZE_VER0);
 	if (ret)
 		return ret;
-	if ((s.flags & ~TDISPATCH_SUBMIT_RELATIVE) || s.pad ||
+	if ((s.flags & ~TDISPATCH_SUBMIT_RELATIVE) || s.pad || s.pad2 ||
 	    !s.count || s.count > TDISPATCH_SUBMIT_MAX)
 		return -EINVAL;
 	stride = s.task_size;
 	if (!stride)
 		stride = s.size < TDISPATCH_SUBMIT_SIZE_VER1 ? TDISPATCH_UTASK_SIZE_VER0 :
-							       TDISPATCH_UTASK_SIZE_VER1;
+			 s.size < TDISPATCH_SUBMIT_SIZE_VER2 ? TDISPATCH_UTASK_SIZE_VER1 :
+			 TDISPATCH_UTASK_SIZE_VER2;
 	if (stride < TDISPATCH_UTASK_SIZE_VER0 || stride > PAGE_SIZE)
 		return -EINVAL;
 	next = u64_to_user_ptr(s.tasks);
@@ -96,7 +97,7 @@ int td_submit_vector(void __user *uarg,
 	return td_copy_out(uarg, &s, sizeof(s));
 }
 
-/* The argument of the calls that name one id: CANCEL, PERIODIC_DEL. */
+/* The argument of the calls that name one id: CANCEL, RELEASE, RELEASE_KEY, PERIODIC_DEL. */
 int td_copy_id(void __user *uarg, u64 *id)
 {
 	struct tdispatch_id a;
@@ -111,7 +112,7 @@ int td_copy_id(void __user *uarg, u64 *id)
 	return 0;
 }
 
-/* CANCEL and RELEASE: @op on the id the call names. */
+/* CANCEL, RELEASE, RELEASE_KEY: @op on the id (or key) the call names. */
 int td_ioctl_by_id(const struct td_ctx *c, void __user *uarg,
 		   int (*op)(struct tdispatch *d, u64 id))
 {
@@ -192,6 +193,10 @@ int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
 		.periodic_runs = st.periodic_runs,
 		.exhausted = st.exhausted,
 		.released = st.released,
+		.key_releases = st.key_releases,
+		.throttled_ns = st.throttled_ns,
+		.rate = st.rate,
+		.burst = st.burst,
 	};
 	return td_copy_out(uarg, &s, sizeof(s));
 }

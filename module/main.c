@@ -21,8 +21,10 @@ static int __init tdispatch_init(void)
 	td_task_cache = KMEM_CACHE(tdispatch_task, 0);
 	if (!td_task_cache)
 		return -ENOMEM;
+	td_debugfs_init();
 	ret = td_chardev_init();
 	if (ret) {
+		td_debugfs_exit();
 		kmem_cache_destroy(td_task_cache);
 		return ret;
 	}
@@ -34,6 +36,7 @@ static int __init tdispatch_init(void)
 static void __exit tdispatch_exit(void)
 {
 	td_chardev_exit();
+	td_debugfs_exit();
 	kmem_cache_destroy(td_task_cache);
 }
 

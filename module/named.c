@@ -375,13 +375,16 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		.deadline = ut->deadline_ns,
 		.not_before = td_not_before(ut, flags),
 		.max_attempts = ut->max_attempts,
+		.watch = ut->flags & TDISPATCH_UTASK_WATCH,
+		.watch_key = ut->watch_key,
 	};
+	struct td_watcher *w = NULL;
 	struct tdispatch_task *t;
 	void *data, *payload;
 	struct tdispatch *d;
 	int idx, ret;
 
-	if (!kt.len || kt.len > TDISPATCH_PAYLOAD_MAX || ut->pad) {
+	if (!kt.len || kt.len > TDISPATCH_PAYLOAD_MAX || (ut->flags & ~TDISPATCH_UTASK_WATCH)) {
 		ret = -EINVAL;
 		goto rejected;
 	}
@@ -394,6 +397,8 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 	kt.data = data;
 	/* Our own allocation too: nothing of ours reclaims inside the section. */
 	t = td_task_alloc(TD_GFP_USER);
+	if (kt.watch && kt.not_before)
+		w = kmalloc(sizeof(*w), TD_GFP_USER);
 	d = td_ctx_enter(&a->ctx, &idx);
 	if (!d) {
 		td_ctx_exit(&a->ctx, idx);
@@ -410,16 +415,26 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 			.deadline = kt.deadline,
 			.not_before = kt.not_before,
 			.max_attempts = kt.max_attempts,
+			.watch = kt.watch,
+			.watch_key = kt.watch_key,
 		};
 
-		ret = td_submit_task(d, t, kt.id, payload, &o);
+		/* A user may ask for fewer attempts than the driver allows, not more. */
+		if (d->cfg.max_attempts &&
+		    (!o.max_attempts || o.max_attempts > d->cfg.max_attempts))
+			o.max_attempts = d->cfg.max_attempts;
+
+		ret = td_submit_task(d, t, kt.id, payload, &o, w);
 		if (ret)
 			pub->acc.user_free(d, payload);
 	}
 	td_ctx_exit(&a->ctx, idx);
 out:
-	if (ret && t)
-		td_task_free(t);
+	if (ret) {
+		kfree(w);
+		if (t)
+			td_task_free(t);
+	}
 	kfree(data);
 	if (!IS_ERR(payload))
 		return ret;
@@ -444,6 +459,9 @@ long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_cancel) : -EBADF;
 	case TDISPATCH_IOC_RELEASE:
 		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_release) : -EBADF;
+	case TDISPATCH_IOC_RELEASE_KEY:
+		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_release_key) :
+				       -EBADF;
 	case TDISPATCH_IOC_QUERY:
 		return td_ioctl_query(&a->ctx, uarg);
 	case TDISPATCH_IOC_STATS:
@@ -451,7 +469,7 @@ long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 				      atomic_long_read(&f->rejected_calls),
 				      a->has_events ? td_events_lost(&a->events) : 0);
 	default:
-		/* TAKE, COMPLETE: the driver works on its own batches. */
+		/* TAKE, COMPLETE: the driver works on its own batches; SET_RATE: its config. */
 		return -EOPNOTSUPP;
 	}
 }

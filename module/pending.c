@@ -9,6 +9,8 @@
  * released after the lock is dropped.
  */
 #include <linux/rbtree.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
 
 #include "internal.h"
 
@@ -19,6 +21,7 @@ void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 		.tree = RB_ROOT,
 		.delayed = RB_ROOT_CACHED,
 		.delayed_ids = RB_ROOT,
+		.watchers = RB_ROOT,
 		.max_buffer = max_buffer,
 		.max_batch = max_batch,
 		.max_delay_ns = max_delay_ns,
@@ -99,6 +102,34 @@ static bool td_delayed_less(struct rb_node *a, const struct rb_node *b)
 			    rb_entry(b, struct tdispatch_task, tnode)->not_before);
 }
 
+/* Strictly less only: rb_add() puts equal keys in the order they came. */
+static bool td_watcher_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct td_watcher, node)->key <
+	       rb_entry(b, struct td_watcher, node)->key;
+}
+
+/* @t, now delayed, watches its key. */
+static void td_watch_link(struct td_pending *p, struct tdispatch_task *t)
+{
+	if (t->flags & TD_TASK_WATCHED) {
+		t->watcher->t = t;
+		rb_add(&t->watcher->node, &p->watchers, td_watcher_less);
+	}
+}
+
+/* @t watches no more: out of the key tree if @linked, and freed. */
+static void td_watch_drop(struct td_pending *p, struct tdispatch_task *t, bool linked)
+{
+	if (!(t->flags & TD_TASK_WATCHED))
+		return;
+	if (linked)
+		rb_erase(&t->watcher->node, &p->watchers);
+	kfree(t->watcher);
+	t->watcher = NULL;
+	t->flags &= ~TD_TASK_WATCHED;
+}
+
 static void td_delayed_link(struct td_pending *p, struct tdispatch_task *t)
 {
 	rb_add_cached(&t->tnode, &p->delayed, td_delayed_less);
@@ -109,6 +140,7 @@ static void td_delayed_unlink(struct td_pending *p, struct tdispatch_task *t)
 {
 	rb_erase_cached(&t->tnode, &p->delayed);
 	rb_erase(&t->node, &p->delayed_ids);
+	td_watch_drop(p, t, true);
 	p->nr_delayed--;
 }
 
@@ -218,9 +250,11 @@ static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
 	struct tdispatch_task *old = td_pending_lookup_delayed(p, t->id);
 
 	t->state = TD_TASK_DELAYED;
+	td_watch_link(p, t);
 	if (old) {
 		rb_replace_node(&old->node, &t->node, &p->delayed_ids);
 		rb_erase_cached(&old->tnode, &p->delayed);
+		td_watch_drop(p, old, true);
 		td_delayed_link(p, t);
 		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
 	} else {
@@ -254,6 +288,7 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 	p->drained++;
 	/* As with pending ones, an expired newer task displaces nothing. */
 	if (td_task_expired(t, now)) {
+		td_watch_drop(p, t, false);
 		td_task_end(p, t, TDISPATCH_EXPIRED, reap);
 		return;
 	}
@@ -261,6 +296,8 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 		td_pending_delay(p, t, reap);
 		return;
 	}
+	/* Due at once: nothing to watch for. */
+	td_watch_drop(p, t, false);
 	old = td_pending_lookup_delayed(p, t->id);
 	if (old) {
 		td_delayed_unlink(p, old);
@@ -349,7 +386,8 @@ bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when)
  * td_pending_cut() - take the next batch from the head of the line
  * @p: the pending set
  * @now: the current time
- * @batch: array of at least max_batch entries to fill
+ * @max: most tasks to take, at most max_batch (the rate limit may allow fewer)
+ * @batch: array of at least @max entries to fill
  * @reap: where expired tasks met on the way are put
  *
  * Tasks waiting behind an in-flight task of their id are passed over and
@@ -357,14 +395,15 @@ bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when)
  *
  * Return: the number of tasks put in @batch, now in flight.
  */
-unsigned int td_pending_cut(struct td_pending *p, ktime_t now,
+unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 			    struct tdispatch_task **batch, struct list_head *reap)
 {
 	struct tdispatch_task *t, *tmp;
 	unsigned int n = 0;
 
+	max = min(max, p->max_batch);
 	list_for_each_entry_safe(t, tmp, &p->order, order) {
-		if (n == p->max_batch)
+		if (n == max)
 			break;
 		if (td_task_expired(t, now)) {
 			td_pending_unlink(p, t);
@@ -444,6 +483,18 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 	}
 }
 
+/* A delayed task let in before its time: pending now, or expired. */
+static void td_delayed_let_in(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
+			      struct list_head *reap)
+{
+	td_delayed_unlink(p, t);
+	p->released++;
+	if (td_task_expired(t, now))
+		td_task_end(p, t, TDISPATCH_EXPIRED, reap);
+	else
+		td_pending_enter(p, t, now, reap);
+}
+
 /**
  * td_pending_release() - let the delayed task of an id in now
  * @p: the pending set
@@ -463,13 +514,56 @@ int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_he
 
 	if (!t)
 		return -ENOENT;
-	td_delayed_unlink(p, t);
-	p->released++;
-	if (td_task_expired(t, now))
-		td_task_end(p, t, TDISPATCH_EXPIRED, reap);
-	else
-		td_pending_enter(p, t, now, reap);
+	td_delayed_let_in(p, t, now, reap);
 	return 0;
+}
+
+/**
+ * td_pending_release_key() - let in every delayed task that watches a key
+ * @p: the pending set
+ * @key: the key
+ * @now: the current time
+ * @reap: where tasks that end are put
+ *
+ * Each enters as td_pending_release() lets one in, in the order they were
+ * delayed.
+ *
+ * Return: how many were let in, or -ENOENT if no delayed task watches @key.
+ */
+int td_pending_release_key(struct td_pending *p, u64 key, ktime_t now,
+			   struct list_head *reap)
+{
+	struct rb_node *n = p->watchers.rb_node, *first = NULL;
+	int nr = 0;
+
+	/* The leftmost watcher of @key. */
+	while (n) {
+		struct td_watcher *w = rb_entry(n, struct td_watcher, node);
+
+		if (w->key >= key) {
+			if (w->key == key)
+				first = n;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	for (n = first; n; nr++) {
+		struct td_watcher *w = rb_entry(n, struct td_watcher, node);
+
+		if (w->key != key)
+			break;
+		/* Read before the watcher goes with its task. */
+		n = rb_next(n);
+		td_delayed_let_in(p, w->t, now, reap);
+		/* A key may hold a million; the lock is a mutex. */
+		if (!(nr % 1024))
+			cond_resched();
+	}
+	if (!nr)
+		return -ENOENT;
+	p->key_releases++;
+	return nr;
 }
 
 /**

@@ -55,3 +55,71 @@ u64 td_shaper_holdoff(struct td_shaper *s, ktime_t now)
 		return left;
 	return td_shaper_left(&s->last_transient, s->transient_delay_ns, now);
 }
+
+/*
+ * The rate limit: a token bucket of @burst tasks that fills at @rate tasks
+ * a second, counted in billionths of a task so that it fills every
+ * nanosecond.  It paces a healthy consumer, where the shaper above only
+ * reacts to failures.
+ */
+#define TD_TOKEN	NSEC_PER_SEC
+
+static void td_bucket_refill(struct td_bucket *b, ktime_t now)
+{
+	u64 cap = (u64)b->burst * TD_TOKEN;
+	s64 elapsed = ktime_to_ns(ktime_sub(now, b->last));
+
+	if (elapsed <= 0)
+		return;
+	b->last = now;
+	/* Compared first: elapsed * rate stays below cap + rate, far from overflow. */
+	if ((u64)elapsed > div64_u64(cap - b->tokens, b->rate))
+		b->tokens = cap;
+	else
+		b->tokens += elapsed * b->rate;
+}
+
+/*
+ * @rate 0: no limit.  A new bucket starts full; a changed one keeps what
+ * it had earned by @now, up to the new burst.
+ */
+void td_bucket_set(struct td_bucket *b, u32 rate, u32 burst, ktime_t now)
+{
+	u64 cap = (u64)burst * TD_TOKEN;
+
+	if (b->rate)
+		td_bucket_refill(b, now);
+	b->tokens = b->rate ? min(b->tokens, cap) : cap;
+	b->rate = rate;
+	b->burst = burst;
+	b->last = now;
+}
+
+/**
+ * td_bucket_allow() - how many tasks may go now
+ * @b: the bucket
+ * @now: the current time
+ * @want: most the caller would send
+ * @when: if none may, set to when one may
+ *
+ * Return: 0 to @want; take what was sent with td_bucket_take().
+ */
+unsigned int td_bucket_allow(struct td_bucket *b, ktime_t now, unsigned int want,
+			     ktime_t *when)
+{
+	u64 n;
+
+	if (!b->rate)
+		return want;
+	td_bucket_refill(b, now);
+	n = min_t(u64, want, div64_u64(b->tokens, TD_TOKEN));
+	if (!n)
+		*when = ktime_add_ns(now, div64_u64(TD_TOKEN - b->tokens + b->rate - 1, b->rate));
+	return n;
+}
+
+void td_bucket_take(struct td_bucket *b, unsigned int n)
+{
+	if (b->rate)
+		b->tokens -= min_t(u64, b->tokens, (u64)n * TD_TOKEN);
+}

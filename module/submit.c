@@ -50,7 +50,7 @@ static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdisp
  * free.  Callable from any context: it neither allocates nor sleeps.
  */
 int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
-		   const struct tdispatch_submit_opts *o)
+		   const struct tdispatch_submit_opts *o, struct td_watcher *w)
 {
 	ktime_t not_before = o->not_before;
 	struct td_input *in;
@@ -64,7 +64,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	 */
 	preempt_disable();
 	in = this_cpu_ptr(d->input);
-	if (!t) {
+	if (!t || (o->watch && o->not_before && !w)) {
 		ret = -ENOMEM;
 		goto rejected;
 	}
@@ -100,7 +100,11 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		.not_before = not_before,
 		.max_attempts = o->max_attempts,
 		.state = TD_TASK_INPUT,
+		.flags = w ? TD_TASK_WATCHED : 0,
+		.watcher = w,
 	};
+	if (w)
+		w->key = o->watch_key;
 	/* Counted before it is visible, so drained never exceeds accepted. */
 	this_cpu_inc(d->input->added);
 	trace_tdispatch_submit(d, id);
@@ -119,10 +123,15 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload,
 		     const struct tdispatch_submit_opts *o, gfp_t gfp)
 {
 	struct tdispatch_task *t = td_task_alloc(gfp);
-	int ret = td_submit_task(d, t, id, payload, o);
+	/* Only a delayed task has anything to watch for. */
+	struct td_watcher *w = o->watch && o->not_before ? kmalloc(sizeof(*w), gfp) : NULL;
+	int ret = td_submit_task(d, t, id, payload, o, w);
 
-	if (ret && t)
-		td_task_free(t);
+	if (ret) {
+		kfree(w);
+		if (t)
+			td_task_free(t);
+	}
 	return ret;
 }
 
@@ -195,7 +204,7 @@ EXPORT_SYMBOL_GPL(tdispatch_submit_delayed);
  * @d: the dispatcher
  * @id: the task's key, as for tdispatch_submit()
  * @payload: as for tdispatch_submit()
- * @o: its deadline, not-before time and own attempt limit; see
+ * @o: its deadline, not-before time, own attempt limit and watch key; see
  *	&struct tdispatch_submit_opts
  * @gfp: as for tdispatch_submit()
  *
@@ -203,7 +212,8 @@ EXPORT_SYMBOL_GPL(tdispatch_submit_delayed);
  * options.  Same contexts as tdispatch_submit().
  *
  * Return: as tdispatch_submit_delayed(), and -EINVAL if
- * @o->max_attempts is above %TDISPATCH_MAX_ATTEMPTS.
+ * @o->max_attempts is above %TDISPATCH_MAX_ATTEMPTS.  A watch key costs
+ * one more small allocation with @gfp.
  */
 int tdispatch_submit_opts(struct tdispatch *d, u64 id, void *payload,
 			  const struct tdispatch_submit_opts *o, gfp_t gfp)

@@ -32,6 +32,7 @@ static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_take) == TDISPATCH_TAKE_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_complete) == TDISPATCH_COMPLETE_SIZE_VER1);
 static_assert(sizeof(struct tdispatch_task_result) == 16);
+static_assert(sizeof(struct tdispatch_rate) == TDISPATCH_RATE_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_periodic_add) == TDISPATCH_PERIODIC_ADD_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_periodic_stats_user) ==
 	      TDISPATCH_PERIODIC_STATS_SIZE_VER0);
@@ -208,7 +209,7 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	if (ret)
 		return ret;
 	if ((c.flags & ~TDISPATCH_CREATE_EVENTS) || c.pad || c.pad2 || c.pad3 ||
-	    c.max_attempts > TDISPATCH_MAX_ATTEMPTS ||
+	    c.max_attempts > TDISPATCH_MAX_ATTEMPTS || c.burst > TD_USER_MAX_BUFFER ||
 	    !memchr(c.name, 0, sizeof(c.name)) ||
 	    c.max_buffer > TD_USER_MAX_BUFFER || c.max_batch > TD_USER_MAX_BATCH ||
 	    c.max_input > TD_USER_MAX_BUFFER || c.max_delayed > TD_USER_MAX_DELAYED ||
@@ -252,6 +253,8 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 		.max_input = c.max_input,
 		.max_delayed = c.max_delayed,
 		.max_attempts = c.max_attempts,
+		.rate = c.rate,
+		.burst = c.burst,
 		/* No real-time thread for unprivileged callers. */
 		.flags = TDISPATCH_NORMAL_PRIORITY,
 	};
@@ -289,12 +292,15 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		.deadline = ut->deadline_ns,
 		.not_before = td_not_before(ut, flags),
 		.max_attempts = ut->max_attempts,
+		.watch = ut->flags & TDISPATCH_UTASK_WATCH,
+		.watch_key = ut->watch_key,
 	};
 	struct td_user *u = ctx;
 	struct td_payload *p;
 	int ret;
 
-	p = ut->pad ? ERR_PTR(-EINVAL) : td_payload_new(u, ut->payload, ut->payload_len);
+	p = (ut->flags & ~TDISPATCH_UTASK_WATCH) ? ERR_PTR(-EINVAL) :
+		td_payload_new(u, ut->payload, ut->payload_len);
 	if (IS_ERR(p)) {
 		atomic_long_inc(&u->rejected);
 		return PTR_ERR(p);
@@ -528,6 +534,19 @@ static int td_ioctl_complete(struct td_user *u, void __user *uarg)
 	return ret;
 }
 
+static int td_ioctl_set_rate(struct td_user *u, void __user *uarg)
+{
+	struct tdispatch_rate r;
+	int ret;
+
+	ret = td_copy_in(&r, sizeof(r), uarg, TDISPATCH_RATE_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (r.flags || r.burst > TD_USER_MAX_BUFFER)
+		return -EINVAL;
+	return tdispatch_set_rate(u->d, r.rate, r.burst);
+}
+
 /* A registration's payload, held until its last run ended. */
 static void td_user_periodic_release(struct tdispatch *d, void *payload)
 {
@@ -614,6 +633,10 @@ long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_cancel);
 	case TDISPATCH_IOC_RELEASE:
 		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_release);
+	case TDISPATCH_IOC_RELEASE_KEY:
+		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_release_key);
+	case TDISPATCH_IOC_SET_RATE:
+		return td_ioctl_set_rate(u, uarg);
 	case TDISPATCH_IOC_QUERY:
 		return td_ioctl_query(&u->ctx, uarg);
 	case TDISPATCH_IOC_STATS:

@@ -18,7 +18,8 @@ rm -rf "$out" && mkdir -p "$out"
 # shellcheck disable=SC2086 # the command is words
 setsid $load >"$out/load.log" 2>&1 &
 hog=$!
-trap 'kill -- -$hog 2>/dev/null || true' EXIT INT TERM
+trap 'kill -- -$hog 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
 td_log "load beside the runs: $load (pid $hog)"
 
 status=0

@@ -4,7 +4,8 @@
 # for each kernel build the module, boot a VM, run every test and judge the
 # kernel log; prove the judge with planted bugs; print the totals.
 #   KERNELS="6.1 6.12 debug"  which kernels to test (default: all three)
-#   VM_TIMEOUT=900            seconds before a VM counts as hung
+#   VM_TIMEOUT=2400           seconds a VM may run at most (a stalled one is
+#                             caught by the heartbeat watchdog long before)
 #   VM_STALL=90               seconds without the guest's heartbeat before
 #                             the VM counts as stalled (then retried once)
 #   VM_TCG=single|multi       TCG threading of the VMs (default single)
@@ -13,7 +14,7 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 kernels=${KERNELS:-6.1 6.12 debug}
-tmo=${VM_TIMEOUT:-900}
+tmo=${VM_TIMEOUT:-2400}
 t0=$(date +%s)
 
 "$TD_TOP/scripts/deps.sh"

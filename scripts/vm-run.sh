@@ -17,7 +17,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-kernel=$1 initrd=$2 mode=$3 logdir=${4:-} tmo=${5:-900}
+kernel=$1 initrd=$2 mode=$3 logdir=${4:-} tmo=${5:-2400}
 append="console=ttyS0,115200 panic=-1 oops=panic tdmode=$mode"
 # VM_TCG=single|multi: TCG's threading.  Single (the default) runs both
 # vCPUs in turns on one host thread: no vCPU waits for an IPI from another

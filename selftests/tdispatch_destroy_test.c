@@ -11,12 +11,14 @@
  *     read() and poll() on it
  *   - the test driver withdrawing and republishing testdrv-rw, then being
  *     removed, while files are attached, submitting and reading events
+ *   - debugfs state files read while their dispatchers come and go
  *
  * "Nothing lost" is the accounting equation with nothing left pending or
  * in flight; for the driver's dispatchers, the driver checks at unload
  * that it released every task it accepted (a WARN fails the run).  The
  * harness fails the run on any kernel report as well.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -502,6 +504,114 @@ TEST_F_TIMEOUT(destroy, driver_withdraws_and_unloads_under_attached_files, 120)
 	/* Back for the tests after this one. */
 	ret = td_insmod_testdrv();
 	EXPECT_EQ(0, ret) TH_LOG("insmod %s: %s", TESTDRV_KO, strerror(-ret));
+}
+
+#define DEBUG_DIR	"/sys/kernel/debug/tdispatch"
+
+/* Read the state file of @dir into @buf: its length, or -errno. */
+static int read_state(const char *dir, char *buf, size_t len)
+{
+	char path[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), DEBUG_DIR "/%s/state", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return n;
+}
+
+/* The state of the one dispatcher whose directory starts with @prefix. */
+static int read_state_of(const char *prefix, char *buf, size_t len)
+{
+	DIR *dir = opendir(DEBUG_DIR);
+	struct dirent *e;
+	int ret = -ENOENT;
+
+	if (!dir)
+		return -errno;
+	while ((e = readdir(dir)))
+		if (!strncmp(e->d_name, prefix, strlen(prefix)))
+			ret = read_state(e->d_name, buf, len);
+	closedir(dir);
+	return ret;
+}
+
+static void *churn(void *arg)
+{
+	struct tdispatch_create c;
+	unsigned int i;
+
+	for (i = 0; i < 200; i++) {
+		int fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
+
+		td_cfg_base(&c, "churn", 4, 0);
+		if (fd < 0 || ioctl(fd, TDISPATCH_IOC_CREATE, &c))
+			atomic_fetch_add((atomic_uint *)arg, 1);
+		else
+			submit_round(fd, i, 8);
+		if (fd >= 0)
+			close(fd);
+	}
+	return NULL;
+}
+
+/*
+ * Root reads every dispatcher's state while others are created and
+ * destroyed under it: a file may vanish (ENOENT, or EIO once open),
+ * never fault.  The state
+ * is bounded: the oldest 16 pending tasks of 100.
+ */
+TEST_F_TIMEOUT(destroy, debugfs_state_survives_destroy, 120)
+{
+	static char buf[16384];
+	struct tdispatch_create c;
+	atomic_uint failed = 0;
+	unsigned int reads = 0;
+	struct dirent *e;
+	pthread_t th;
+	DIR *dir;
+	int fd, n;
+
+	if (access(DEBUG_DIR, R_OK))
+		SKIP(return, "no %s (debugfs not mounted, or not root)", DEBUG_DIR);
+	fd = td_open(_metadata);
+	td_cfg_base(&c, "dbg-own", 128, 0);
+	c.max_delay_ns = 30 * SEC;
+	td_create(_metadata, fd, &c);
+	for (n = 0; n < 100; n += TD_NR / 2)
+		ASSERT_LE(0, submit_round(fd, 1000 + n, 100 - n < TD_NR / 2 ? 100 - n : TD_NR / 2));
+	ASSERT_LT(0, read_state_of("dbg-own-", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "name dbg-own\n")) TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "pending shown 16 of 100\n")) TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "tasks accepted 100 ")) TH_LOG("%s", buf);
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, churn, &failed));
+	while (pthread_tryjoin_np(th, NULL)) {
+		dir = opendir(DEBUG_DIR);
+		ASSERT_NE(NULL, dir);
+		while ((e = readdir(dir))) {
+			if (e->d_name[0] == '.')
+				continue;
+			n = read_state(e->d_name, buf, sizeof(buf));
+			/* ENOENT: gone before the open; EIO: removed while open. */
+			EXPECT_TRUE(n > 0 || n == -ENOENT || n == -EIO)
+				TH_LOG("%s: %s", e->d_name, strerror(-n));
+			reads += n > 0;
+		}
+		closedir(dir);
+	}
+	EXPECT_EQ(0, atomic_load(&failed));
+	TH_LOG("%u state files read while 200 dispatchers came and went", reads);
+	close(fd);
+	EXPECT_EQ(-ENOENT, read_state_of("dbg-own-", buf, sizeof(buf)))
+		TH_LOG("gone with its file");
 }
 
 TEST_HARNESS_MAIN

@@ -3,7 +3,9 @@
  * The task life cycle through /dev/tdispatch: a COMPLETE that gives some
  * tasks of the batch their own result, and every bad vector with its
  * errno and its count; the dispatcher's and a task's own max_attempts,
- * ending EXHAUSTED; RELEASE of a delayed task.
+ * ending EXHAUSTED; RELEASE of a delayed task and RELEASE_KEY of the
+ * delayed tasks that watch a key; the rate limit, set at create and with
+ * SET_RATE.
  */
 #include <errno.h>
 #include <string.h>
@@ -50,6 +52,8 @@ static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_batch,
 	c.transient_delay_ns = MSEC;
 	c.congestion_delay_ns = MSEC;
 	c.max_attempts = max_attempts;
+	/* One batch out at a time: they reach TAKE in the order they were cut. */
+	c.workers = 1;
 	td_create(_metadata, fd, &c);
 }
 
@@ -192,7 +196,7 @@ TEST_F(life, bad_result_vectors_fail_and_leave_the_lease)
 	};
 	EXPECT_REJECTED(self->fd, EINVAL, "pad2 not zero",
 			ioctl(self->fd, TDISPATCH_IOC_COMPLETE, &c));
-	/* The first version's COMPLETE still ends a lease; here a good vector does. */
+	/* Nothing of the bad vectors was applied: a good one ends the lease. */
 	r[0] = (struct tdispatch_task_result) { .id = 2, .result = PERMANENT };
 	EXPECT_EQ(0, td_complete_vec(self->fd, b.tk.batch, SUCCESS, r, 1));
 	td_expect_event(_metadata, self->fd, 2, TDISPATCH_OUTCOME_FAILED, 0);
@@ -230,7 +234,7 @@ TEST_F(life, max_attempts_end_exhausted)
 	EXPECT_EQ(2, st.failed) TH_LOG("failed counts the exhausted too");
 	EXPECT_EQ(0, st.pending + st.in_flight);
 
-	/* Out of range, or padding not zero: the task's status says so. */
+	/* Out of range, or an unknown flag: the task's status says so. */
 	pl = (struct td_pl) { .id = 9 };
 	ut = (struct tdispatch_utask) {
 		.id = 9, .payload = uptr(&pl), .payload_len = sizeof(pl),
@@ -239,7 +243,7 @@ TEST_F(life, max_attempts_end_exhausted)
 	EXPECT_EQ(0, td_submit_vec(self->fd, &ut, 1));
 	EXPECT_EQ(-EINVAL, ut.status);
 	ut.max_attempts = 1;
-	ut.pad = 1;
+	ut.flags = 2;
 	EXPECT_EQ(0, td_submit_vec(self->fd, &ut, 1));
 	EXPECT_EQ(-EINVAL, ut.status);
 	td_stats(_metadata, self->fd, &st);
@@ -278,6 +282,129 @@ TEST_F(life, release_lets_a_delayed_task_in_now)
 	EXPECT_EQ(1, st.released);
 	EXPECT_EQ(1, st.delayed) TH_LOG("id 5 still waits");
 	EXPECT_EQ(1, st.done);
+}
+
+/* A task of @id delayed an hour, watching @key if @watch. */
+static void td_submit_watching(struct __test_metadata *_metadata, int fd, __u64 id, __u64 key,
+			       bool watch)
+{
+	struct td_pl pl = { .id = id };
+	struct tdispatch_utask ut = {
+		.id = id,
+		.payload = uptr(&pl),
+		.payload_len = sizeof(pl),
+		.not_before_ns = 3600 * SEC,
+		.flags = watch ? TDISPATCH_UTASK_WATCH : 0,
+		.watch_key = key,
+	};
+
+	ASSERT_EQ(1, td_submit_flags(fd, &ut, 1, TDISPATCH_SUBMIT_RELATIVE));
+}
+
+/* RELEASE_KEY: how many it let in, or -errno. */
+static int td_release_key(int fd, __u64 key)
+{
+	struct tdispatch_id a = { .size = sizeof(a), .id = key };
+	int ret = ioctl(fd, TDISPATCH_IOC_RELEASE_KEY, &a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+TEST_F(life, release_key_lets_in_the_tasks_that_watch_it)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+
+	td_setup(_metadata, self->fd, 1, 0);
+	td_submit_watching(_metadata, self->fd, 20, 77, true);
+	td_submit_watching(_metadata, self->fd, 21, 77, true);
+	td_submit_watching(_metadata, self->fd, 22, 78, true);
+	td_submit_watching(_metadata, self->fd, 23, 77, false);
+	/* Replaced while it waits: the newer task's key is the one. */
+	td_submit_watching(_metadata, self->fd, 24, 79, true);
+	td_submit_watching(_metadata, self->fd, 24, 80, true);
+
+	EXPECT_EQ(2, td_release_key(self->fd, 77));
+	td_take_n(_metadata, self->fd, &b, 1, 20, 0);
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_take_n(_metadata, self->fd, &b, 1, 21, 0);
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	EXPECT_REJECTED(self->fd, ENOENT, "a key nothing watches any more",
+			td_release_key(self->fd, 77));
+	EXPECT_REJECTED(self->fd, ENOENT, "the key of a replaced task",
+			td_release_key(self->fd, 79));
+	ASSERT_EQ(0, td_cancel(self->fd, 22));
+	EXPECT_REJECTED(self->fd, ENOENT, "the key of a cancelled task",
+			td_release_key(self->fd, 78));
+	EXPECT_EQ(1, td_release_key(self->fd, 80));
+	td_take_n(_metadata, self->fd, &b, 1, 24, 0);
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	/* The first task of id 24 was replaced, then the second is done. */
+	td_expect_event(_metadata, self->fd, 24, TDISPATCH_OUTCOME_OVERRIDDEN, 0);
+	td_expect_event(_metadata, self->fd, 24, TDISPATCH_OUTCOME_DONE, 0);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(3, st.released);
+	EXPECT_EQ(2, st.key_releases);
+	EXPECT_EQ(1, st.delayed) TH_LOG("id 23 watches nothing and still waits");
+	EXPECT_EQ(3, st.done);
+	EXPECT_EQ(1, st.overridden);
+	EXPECT_EQ(1, st.cancelled);
+	EXPECT_EQ(3, st.rejected_calls) TH_LOG("a RELEASE_KEY that let tasks in did not fail");
+}
+
+/* SET_RATE: 0 or -errno. */
+static int td_set_rate(int fd, __u32 rate, __u32 burst, __u32 flags)
+{
+	struct tdispatch_rate r = {
+		.size = sizeof(r), .flags = flags, .rate = rate, .burst = burst,
+	};
+
+	return ioctl(fd, TDISPATCH_IOC_SET_RATE, &r) ? -errno : 0;
+}
+
+TEST_F(life, rate_limit_paces_takes_and_can_change)
+{
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	struct td_taken b;
+	unsigned int i;
+	__u64 t0;
+	int fd;
+
+	/* 50 a second, one at a time: five tasks take 80 ms at the least. */
+	td_cfg_base(&c, "rate", 1, 0);
+	c.rate = 50;
+	c.burst = 1;
+	td_create(_metadata, self->fd, &c);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(50, st.rate);
+	EXPECT_EQ(1, st.burst);
+	td_submit_range(_metadata, self->fd, 1, 5, 0, 0);
+	t0 = now_ns();
+	for (i = 0; i < 5; i++) {
+		td_take_n(_metadata, self->fd, &b, 1, 1 + i, 0);
+		td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	}
+	EXPECT_LE(t0 + 75 * MSEC, now_ns()) TH_LOG("faster than the rate limit");
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_LT(0, st.throttled_ns);
+
+	/* Lifted: what waits goes at once; burst 0 is the max batch. */
+	EXPECT_EQ(0, td_set_rate(self->fd, 0, 0, 0));
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(0, st.rate);
+	EXPECT_EQ(1, st.burst);
+	EXPECT_REJECTED(self->fd, EINVAL, "SET_RATE with flags", td_set_rate(self->fd, 1, 1, 1));
+	EXPECT_REJECTED(self->fd, EINVAL, "SET_RATE burst above 65536",
+			td_set_rate(self->fd, 1, 65537, 0));
+
+	fd = td_open(_metadata);
+	EXPECT_EQ(-ENXIO, td_set_rate(fd, 1, 1, 0)) TH_LOG("no dispatcher yet");
+	td_cfg_base(&c, "rate", 1, 0);
+	c.burst = 65537;
+	EXPECT_EQ(-1, ioctl(fd, TDISPATCH_IOC_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -118,6 +118,10 @@ static const struct counter counters[] = {
 	COUNTER(periodic_runs, false),
 	COUNTER(exhausted, false),
 	COUNTER(released, false),
+	COUNTER(key_releases, false),
+	COUNTER(throttled_ns, false),
+	COUNTER(rate, true),
+	COUNTER(burst, true),
 };
 
 /* ---- messages and small helpers ---- */
@@ -811,6 +815,7 @@ static int cmd_create(int argc, char **argv)
 	__u64 lease = 30000, events = 0, max_input = 4096;
 	__u64 congestion = 1000, transient = 100;
 	__u64 max_delayed = UINT64_MAX;		/* not given */
+	__u64 max_attempts = 0, rate = 0, burst = 0;
 	const struct opt opts[] = {
 		STR_OPT("name", &name),
 		NUM_OPT("max-buffer", &max_buffer, 1, 65536),
@@ -823,6 +828,9 @@ static int cmd_create(int argc, char **argv)
 		NUM_OPT("congestion-delay-ms", &congestion, 0, 30000),
 		NUM_OPT("transient-delay-ms", &transient, 0, 30000),
 		NUM_OPT("max-delayed", &max_delayed, 0, MAX_DELAYED),
+		NUM_OPT("max-attempts", &max_attempts, 0, 65535),
+		NUM_OPT("rate", &rate, 0, UINT32_MAX),
+		NUM_OPT("burst", &burst, 0, 65536),
 		END_OPT,
 	};
 	int first = parse_opts(argc, argv, opts);
@@ -848,6 +856,9 @@ static int cmd_create(int argc, char **argv)
 	c.transient_delay_ns = transient * NSEC_PER_MSEC;
 	c.lease_ns = lease * NSEC_PER_MSEC;
 	c.event_queue = events;
+	c.max_attempts = max_attempts;
+	c.rate = rate;
+	c.burst = burst;
 
 	fd = open_dev();
 	if (fd < 0)
@@ -860,6 +871,9 @@ static int cmd_create(int argc, char **argv)
 		need_feature(fd, TDISPATCH_FEAT_DELAYED, "delayed tasks (--max-delayed)");
 		goto fail;
 	}
+	if ((max_attempts || rate || burst) &&
+	    need_feature(fd, TDISPATCH_FEAT_LIFECYCLE, "--max-attempts, --rate, --burst"))
+		goto fail;
 	if (ver0)
 		c.size = TDISPATCH_CREATE_SIZE_VER0;
 	else
@@ -1562,6 +1576,35 @@ static int cmd_cancel(int argc, char **argv)
 	return fail("cancel: %s%s", strerror(errno), errno_hint(errno));
 }
 
+static int cmd_rate(int argc, char **argv)
+{
+	struct tdispatch_rate r = { .size = sizeof(r) };
+	int first = parse_opts(argc, argv, named_opts);
+	__u64 rate, burst = 0;
+	int fd;
+
+	want_operands(argc, argv, first, 1, 2);
+	if (parse_u64(argv[first], &rate) || rate > UINT32_MAX ||
+	    (first + 1 < argc && (parse_u64(argv[first + 1], &burst) || burst > 65536))) {
+		fail("rate: RATE is 0 to %u tasks a second, BURST 0 to 65536", UINT32_MAX);
+		usage_exit(argv[0]);
+	}
+	r.rate = rate;
+	r.burst = burst;
+	fd = dispatcher_fd(0, 0);
+	if (fd < 0 || need_feature(fd, TDISPATCH_FEAT_LIFECYCLE, "rate limits"))
+		return 1;
+	if (td_ioctl(fd, TDISPATCH_IOC_SET_RATE, &r, "rate"))
+		return 1;
+	if (!rate)
+		printf("no rate limit\n");
+	else if (burst)
+		printf("at most %llu tasks a second, in bursts of %llu\n", ull(rate), ull(burst));
+	else
+		printf("at most %llu tasks a second, in bursts of a batch\n", ull(rate));
+	return 0;
+}
+
 static int cmd_query(int argc, char **argv)
 {
 	struct tdispatch_query q = { .size = sizeof(q), .id = id_operand(argc, argv) };
@@ -1779,6 +1822,13 @@ static const struct cmd cmds[] = {
 	  "  --transient-delay-ms N   hold-off after a transient result, 0-30000 (100)\n"
 	  "  --max-delayed N          most tasks waiting for their time ('submit\n"
 	  "                           --delay-ms'), 0-1048576 (65536); 0: none allowed\n"
+	  "  --max-attempts N         most times a task is handed out; one that comes\n"
+	  "                           back from its last wanting a retry ends exhausted,\n"
+	  "                           0-65535 (0: no limit)\n"
+	  "  --rate N                 most tasks a second handed out (0: no limit; see\n"
+	  "                           'tdctl rate')\n"
+	  "  --burst N                most handed out at once under --rate, 0-65536\n"
+	  "                           (0: the max batch)\n"
 	  "\n"
 	  "example:\n"
 	  "  tdctl create --events 64 -- sh -c 'tdctl submit 7 hi; tdctl work --count 1'\n",
@@ -1881,6 +1931,14 @@ static const struct cmd cmds[] = {
 	  "\n"
 	  "options:\n"
 	  NAMED_HELP, true },
+	{ "rate", cmd_rate, "RATE [BURST]", "set the dispatcher's rate limit",
+	  "At most RATE tasks a second go to workers, in bursts of at most BURST\n"
+	  "(0 or left out: the dispatcher's max batch); due tasks wait, still\n"
+	  "coalescing, while the limit holds them; 'stats' shows throttled_ns, the\n"
+	  "time they waited, and the limit.  RATE 0 lifts the limit.  Only for a\n"
+	  "dispatcher of 'tdctl create' (also --rate and --burst there); a named\n"
+	  "dispatcher's limit is its driver's.\n",
+	  false },
 	{ "query", cmd_query, "[-n NAME] ID", "tell where a task is",
 	  "Prints whether the task with this ID is in flight, pending, delayed\n"
 	  "(waiting for its time) or absent, in that order, its retries so far, and\n"

@@ -121,13 +121,22 @@ static struct td_kunit *td_setup(struct kunit *test, unsigned int max_buffer,
 	return k;
 }
 
-static struct tdispatch_task *td_add_at(struct td_kunit *k, u64 id,
-					ktime_t not_before, ktime_t deadline,
-					ktime_t now)
+/* A task that watches @key; pending.c frees the watcher, as it does in the engine. */
+static struct tdispatch_task *td_task_watching(struct td_kunit *k, u64 key)
 {
 	struct tdispatch_task *t = kunit_kzalloc(k->test, sizeof(*t), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(k->test, t);
+	t->watcher = kzalloc(sizeof(*t->watcher), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(k->test, t->watcher);
+	t->watcher->key = key;
+	t->flags = TD_TASK_WATCHED;
+	return t;
+}
+
+static struct tdispatch_task *td_add_task(struct td_kunit *k, struct tdispatch_task *t, u64 id,
+					  ktime_t not_before, ktime_t deadline, ktime_t now)
+{
 	t->id = id;
 	t->payload = (void *)(++k->serial);
 	t->submitted = now;
@@ -136,6 +145,26 @@ static struct tdispatch_task *td_add_at(struct td_kunit *k, u64 id,
 	td_pending_add(&k->p, t, now, &k->reap);
 	td_check(k);
 	return t;
+}
+
+static struct tdispatch_task *td_add_at(struct td_kunit *k, u64 id,
+					ktime_t not_before, ktime_t deadline,
+					ktime_t now)
+{
+	struct tdispatch_task *t = kunit_kzalloc(k->test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(k->test, t);
+	return td_add_task(k, t, id, not_before, deadline, now);
+}
+
+static unsigned int td_nr_watchers(struct td_kunit *k)
+{
+	struct rb_node *n;
+	unsigned int nr = 0;
+
+	for (n = rb_first(&k->p.watchers); n; n = rb_next(n))
+		nr++;
+	return nr;
 }
 
 static struct tdispatch_task *td_add_dl(struct td_kunit *k, u64 id,
@@ -259,7 +288,7 @@ static void td_cut(struct td_kunit *k, struct td_batch *b, ktime_t now,
 {
 	unsigned int i;
 
-	b->nr = td_pending_cut(&k->p, now, b->tasks, &k->reap);
+	b->nr = td_pending_cut(&k->p, now, k->p.max_batch, b->tasks, &k->reap);
 	td_check(k);
 	KUNIT_ASSERT_LE(k->test, b->nr, k->p.max_batch);
 	td_expect_ids(k, b->tasks, b->nr, ids);
@@ -483,6 +512,45 @@ static void td_test_release_delayed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, td_pending_release(&k->p, 3, 200, &k->reap), -ENOENT);
 	KUNIT_EXPECT_EQ(test, k->p.released, 2);
 	KUNIT_EXPECT_EQ(test, k->p.nr_delayed, 0);
+}
+
+/* Releasing a key lets in exactly the delayed tasks that watch it. */
+static void td_test_release_key(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *a, *b, *c, *o, *n, *now;
+
+	a = td_add_task(k, td_task_watching(k, 7), 1, 5000, 0, 100);
+	b = td_add_task(k, td_task_watching(k, 7), 2, 5000, 0, 100);
+	c = td_add_task(k, td_task_watching(k, 8), 3, 5000, 0, 100);
+	td_add_later(k, 4, 5000, 100);
+	/* Due at once: no watcher kept. */
+	now = td_add_task(k, td_task_watching(k, 7), 5, 0, 0, 100);
+	KUNIT_EXPECT_FALSE(test, now->flags & TD_TASK_WATCHED);
+	/* Replaced while delayed: the newer task's key counts. */
+	o = td_add_task(k, td_task_watching(k, 9), 6, 5000, 0, 100);
+	n = td_add_task(k, td_task_watching(k, 10), 6, 5000, 0, 100);
+	td_expect_ended(k, o, TDISPATCH_OVERRIDDEN);
+	KUNIT_EXPECT_EQ(test, td_nr_watchers(k), 4);
+
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 7, 200, &k->reap), 2);
+	td_check(k);
+	KUNIT_EXPECT_EQ(test, a->state, TD_TASK_PENDING);
+	KUNIT_EXPECT_EQ(test, b->state, TD_TASK_PENDING);
+	KUNIT_EXPECT_EQ(test, c->state, TD_TASK_DELAYED);
+	td_expect_order(k, TD_IDS(5, 1, 2));
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 7, 200, &k->reap), -ENOENT);
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 9, 200, &k->reap), -ENOENT);
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 10, 200, &k->reap), 1);
+	KUNIT_EXPECT_EQ(test, n->state, TD_TASK_PENDING);
+	/* Cancelled: it watches no more. */
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 3), 0);
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 8, 200, &k->reap), -ENOENT);
+	KUNIT_EXPECT_EQ(test, td_nr_watchers(k), 0);
+	KUNIT_EXPECT_EQ(test, k->p.released, 3);
+	KUNIT_EXPECT_EQ(test, k->p.key_releases, 2);
+	td_pending_cancel_all(&k->p, &k->reap);
+	td_check(k);
 }
 
 /* Batch cut */
@@ -1251,6 +1319,35 @@ static void td_test_shaper_congestion_first(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 3000), 0);
 }
 
+/* The rate limit's bucket: full at first, a token a millisecond at 1000/s. */
+static void td_test_bucket(struct kunit *test)
+{
+	struct td_bucket b = {};
+	ktime_t when = 0;
+
+	td_bucket_set(&b, 1000, 10, 0);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 0, 64, &when), 10);
+	td_bucket_take(&b, 10);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 0, 64, &when), 0);
+	KUNIT_EXPECT_EQ(test, when, NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, &when), 5);
+	td_bucket_take(&b, 3);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, &when), 2);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 1, &when), 1);
+	/* Half a token saved: the next whole one is half a millisecond away. */
+	td_bucket_take(&b, 2);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC + NSEC_PER_MSEC / 2, 64,
+					      &when), 0);
+	KUNIT_EXPECT_EQ(test, when, 6 * NSEC_PER_MSEC);
+	/* Never more than the burst, however long it was quiet. */
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, &when), 10);
+	/* A smaller burst caps what was saved; rate 0 lifts the limit. */
+	td_bucket_set(&b, 1000, 4, 100 * NSEC_PER_SEC);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, &when), 4);
+	td_bucket_set(&b, 0, 4, 100 * NSEC_PER_SEC);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, &when), 64);
+}
+
 static void td_test_shaper_restart(struct kunit *test)
 {
 	static const enum tdispatch_result results[] = {
@@ -1331,6 +1428,7 @@ static struct kunit_case td_delayed_cases[] = {
 	KUNIT_CASE(td_test_cancel_delayed),
 	KUNIT_CASE(td_test_cancel_all_delayed),
 	KUNIT_CASE(td_test_release_delayed),
+	KUNIT_CASE(td_test_release_key),
 	{}
 };
 
@@ -1348,6 +1446,7 @@ static struct kunit_case td_shaper_cases[] = {
 	KUNIT_CASE_PARAM(td_test_shaper_holdoff, td_shaper_gen_params),
 	KUNIT_CASE(td_test_shaper_congestion_first),
 	KUNIT_CASE(td_test_shaper_restart),
+	KUNIT_CASE(td_test_bucket),
 	{}
 };
 

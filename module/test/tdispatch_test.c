@@ -26,6 +26,9 @@
 #include <linux/timer.h>
 #include <linux/vmalloc.h>
 
+/* The most max_buffer and burst may be, as the API documents them. */
+#define MAX_BUFFER_LIMIT	BIT(20)
+
 static unsigned int stress_tasks = 1000000;
 module_param(stress_tasks, uint, 0444);
 MODULE_PARM_DESC(stress_tasks, "tasks the stress case submits in all (default 1000000)");
@@ -1083,6 +1086,7 @@ static void test_max_attempts_end_exhausted(struct tcase *t)
 
 static void test_release_lets_a_delayed_task_in(struct tcase *t)
 {
+	struct tdispatch_submit_opts watch = { .watch = true, .watch_key = 9 };
 	struct tdispatch_config cfg = base_cfg;
 	struct tdispatch_stats st;
 	struct recorder *r;
@@ -1104,6 +1108,70 @@ static void test_release_lets_a_delayed_task_in(struct tcase *t)
 	tdispatch_get_stats(r->d, &st);
 	T_EXPECT_EQ(t, st.released, 1);
 	T_EXPECT_EQ(t, st.delayed, 0);
+
+	/* Two tasks watch key 9 (one of them due at once, so not really). */
+	watch.not_before = later;
+	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 6, (void *)6, &watch, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 7, (void *)7, &watch, GFP_KERNEL), 0);
+	watch.not_before = 0;
+	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 8, (void *)8, &watch, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_release_key(r->d, 10), -ENOENT);
+	T_EXPECT_EQ(t, tdispatch_release_key(r->d, 9), 2);
+	if (rec_wait_released(t, r, 4))
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 4);
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.released, 3);
+	T_EXPECT_EQ(t, st.key_releases, 1);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/*
+ * 40 tasks at 200 a second in bursts of 4: never faster than the bucket
+ * lets them go; while it holds them they wait pending and still coalesce.
+ */
+static void test_rate_limit_paces_batches(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	ktime_t start;
+	unsigned int i;
+
+	cfg.max_batch = 4;
+	cfg.rate = 200;
+	cfg.burst = 4;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	start = ktime_get();
+	for (i = 0; i < 40; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	if (rec_wait_released(t, r, 40)) {
+		/* 4 at once, then 36 more at 5 ms each. */
+		T_EXPECT(t, ktime_ms_delta(ktime_get(), start) >= 175);
+		for (i = 0; i < min_t(unsigned int, r->nr_rec, MAX_RECORDS); i++)
+			T_EXPECT(t, r->rec[i].nr <= 4);
+	}
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT(t, st.throttled_ns > 0);
+	T_EXPECT_EQ(t, st.rate, 200);
+	T_EXPECT_EQ(t, st.burst, 4);
+
+	/* One a second: what comes meanwhile waits, and coalesces. */
+	T_EXPECT_EQ(t, tdispatch_set_rate(r->d, 1, MAX_BUFFER_LIMIT + 1), -EINVAL);
+	T_EXPECT_EQ(t, tdispatch_set_rate(r->d, 1, 1), 0);
+	T_EXPECT_EQ(t, submit(r, 50, 50), 0);
+	for (i = 0; i < 5; i++)
+		T_EXPECT_EQ(t, submit(r, 100, 100 + i), 0);
+	td_sync(t, r);
+	T_EXPECT_EQ(t, tdispatch_set_rate(r->d, 0, 0), 0);
+	if (rec_wait_released(t, r, 46)) {
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OVERRIDDEN], 4);
+		T_EXPECT_EQ(t, r->payload_of[100], 104);
+	}
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.rate, 0);
+	T_EXPECT_EQ(t, st.burst, 4);
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
 
@@ -1126,6 +1194,9 @@ static void test_create_rejects_bad_config(struct tcase *t)
 	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
 	cfg = base_cfg;
 	cfg.max_attempts = TDISPATCH_MAX_ATTEMPTS + 1;
+	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
+	cfg = base_cfg;
+	cfg.burst = MAX_BUFFER_LIMIT + 1;
 	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &rec_ops, NULL)), -EINVAL);
 }
 
@@ -1156,6 +1227,7 @@ static const struct td_case cases[] = {
 	CASE(per_task_results_retry_only_what_failed),
 	CASE(max_attempts_end_exhausted),
 	CASE(release_lets_a_delayed_task_in),
+	CASE(rate_limit_paces_batches),
 	CASE(stress_million_tasks),
 	CASE(stress_million_tasks_under_faults),
 };

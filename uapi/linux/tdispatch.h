@@ -46,7 +46,7 @@ struct tdispatch_version {
 #define TDISPATCH_FEAT_NAMED		_BITULL(1)	/* LIST, ATTACH */
 #define TDISPATCH_FEAT_DELAYED		_BITULL(2)	/* not_before_ns, max_delayed */
 #define TDISPATCH_FEAT_PERIODIC		_BITULL(3)	/* PERIODIC_ADD, _DEL, _STATS */
-/* per-task results in COMPLETE, max_attempts, RELEASE */
+/* per-task results, max_attempts, RELEASE, watch keys, rate limits */
 #define TDISPATCH_FEAT_LIFECYCLE	_BITULL(4)
 #define TDISPATCH_FEAT_ALL		(TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED | \
 					 TDISPATCH_FEAT_DELAYED | TDISPATCH_FEAT_PERIODIC | \
@@ -96,6 +96,10 @@ struct tdispatch_version {
  *	attempt ends CONGESTION or TRANSIENT, or is redelivered, ends
  *	%TDISPATCH_OUTCOME_EXHAUSTED.  0: no limit but the task's deadline.
  *	A task may carry its own (&tdispatch_utask.max_attempts).
+ * @rate: most tasks a second handed to workers (a token bucket); 0: no
+ *	limit.  Due tasks wait in the pending set while it is empty.
+ *	%TDISPATCH_IOC_SET_RATE changes it later.
+ * @burst: the bucket's size in tasks (0 to 65536); 0: @max_batch
  * @pad3: must be zero
  */
 struct tdispatch_create {
@@ -115,12 +119,14 @@ struct tdispatch_create {
 	__u32 max_delayed;
 	__u32 pad2;
 	__u32 max_attempts;
+	__u32 rate;
+	__u32 burst;
 	__u32 pad3;
 };
 
 #define TDISPATCH_CREATE_SIZE_VER0	88
 #define TDISPATCH_CREATE_SIZE_VER1	96	/* adds max_delayed */
-#define TDISPATCH_CREATE_SIZE_VER2	104	/* adds max_attempts */
+#define TDISPATCH_CREATE_SIZE_VER2	112	/* adds max_attempts, rate, burst */
 
 /**
  * struct tdispatch_utask - one task to submit
@@ -134,9 +140,12 @@ struct tdispatch_create {
  *	at once.  Only with &tdispatch_submit.task_size of at least
  *	%TDISPATCH_UTASK_SIZE_VER1.
  * @max_attempts: this task's own &tdispatch_create.max_attempts (1 to
- *	65535), or 0 for the dispatcher's.  Only with
- *	&tdispatch_submit.task_size of at least %TDISPATCH_UTASK_SIZE_VER2.
- * @pad: must be zero
+ *	65535), or 0 for the dispatcher's.  This and the fields after it
+ *	only with &tdispatch_submit.task_size of at least
+ *	%TDISPATCH_UTASK_SIZE_VER2.
+ * @flags: %TDISPATCH_UTASK_WATCH or 0
+ * @watch_key: with %TDISPATCH_UTASK_WATCH, a delayed task watches this
+ *	key: %TDISPATCH_IOC_RELEASE_KEY of it lets the task in early
  *
  * The vector's elements are &tdispatch_submit.task_size bytes apart.
  */
@@ -148,12 +157,16 @@ struct tdispatch_utask {
 	__u64 deadline_ns;
 	__u64 not_before_ns;
 	__u32 max_attempts;
-	__u32 pad;
+	__u32 flags;
+	__u64 watch_key;
 };
+
+/* struct tdispatch_utask.flags */
+#define TDISPATCH_UTASK_WATCH		_BITUL(0)
 
 #define TDISPATCH_UTASK_SIZE_VER0	32
 #define TDISPATCH_UTASK_SIZE_VER1	40	/* adds not_before_ns */
-#define TDISPATCH_UTASK_SIZE_VER2	48	/* adds max_attempts */
+#define TDISPATCH_UTASK_SIZE_VER2	56	/* adds max_attempts, flags, watch_key */
 
 /* struct tdispatch_submit.flags */
 #define TDISPATCH_SUBMIT_RELATIVE	_BITUL(0)	/* not_before_ns is a delay */
@@ -167,11 +180,15 @@ struct tdispatch_utask {
  * @accepted: out: how many were accepted; see each task's @status
  * @task_size: the distance between the vector's elements, at least
  *	%TDISPATCH_UTASK_SIZE_VER0 and at most a page, bytes beyond those the
- *	kernel knows must be zero; 0 means %TDISPATCH_UTASK_SIZE_VER1, the
- *	size that goes with this version of the struct.  Callers of the
- *	first version (@size %TDISPATCH_SUBMIT_SIZE_VER0) have
- *	%TDISPATCH_UTASK_SIZE_VER0.
+ *	kernel knows must be zero; 0 means the size of struct
+ *	tdispatch_utask that goes with this version of the struct,
+ *	%TDISPATCH_UTASK_SIZE_VER2.  Callers of the second version (@size
+ *	%TDISPATCH_SUBMIT_SIZE_VER1) have %TDISPATCH_UTASK_SIZE_VER1, those
+ *	of the first (%TDISPATCH_SUBMIT_SIZE_VER0) %TDISPATCH_UTASK_SIZE_VER0.
  * @pad: must be zero
+ * @pad2: must be zero.  It makes this version of the struct, by which the
+ *	kernel knows that the caller's elements are the larger
+ *	struct tdispatch_utask.
  */
 struct tdispatch_submit {
 	__u32 size;
@@ -181,10 +198,12 @@ struct tdispatch_submit {
 	__u32 accepted;
 	__u32 task_size;
 	__u32 pad;
+	__u64 pad2;
 };
 
 #define TDISPATCH_SUBMIT_SIZE_VER0	24
 #define TDISPATCH_SUBMIT_SIZE_VER1	32	/* adds task_size */
+#define TDISPATCH_SUBMIT_SIZE_VER2	40	/* task_size 0 is the VER2 utask */
 
 /**
  * struct tdispatch_ltask - one task of a taken batch
@@ -283,10 +302,26 @@ struct tdispatch_complete {
 #define TDISPATCH_COMPLETE_SIZE_VER1	40	/* adds results, nr_results */
 
 /**
+ * struct tdispatch_rate - the argument of %TDISPATCH_IOC_SET_RATE
+ * @size: sizeof(struct tdispatch_rate)
+ * @flags: must be zero
+ * @rate: as &tdispatch_create.rate
+ * @burst: as &tdispatch_create.burst
+ */
+struct tdispatch_rate {
+	__u32 size;
+	__u32 flags;
+	__u32 rate;
+	__u32 burst;
+};
+
+#define TDISPATCH_RATE_SIZE_VER0	16
+
+/**
  * struct tdispatch_id - the argument of %TDISPATCH_IOC_CANCEL, %TDISPATCH_IOC_RELEASE
  * @size: sizeof(struct tdispatch_id)
  * @flags: must be zero
- * @id: the task id
+ * @id: the task id; for %TDISPATCH_IOC_RELEASE_KEY, the watch key
  */
 struct tdispatch_id {
 	__u32 size;
@@ -349,7 +384,12 @@ struct tdispatch_query {
  * @delayed: waiting for their not-before time
  * @periodic_runs: runs of periodic tasks submitted (counted in @accepted)
  * @exhausted: of @failed, the tasks that ran out of attempts
- * @released: delayed tasks %TDISPATCH_IOC_RELEASE let in before their time
+ * @released: delayed tasks %TDISPATCH_IOC_RELEASE or
+ *	%TDISPATCH_IOC_RELEASE_KEY let in before their time
+ * @key_releases: %TDISPATCH_IOC_RELEASE_KEY calls that let a task in
+ * @throttled_ns: time due batches waited for the rate limit
+ * @rate: the rate limit now (tasks a second; 0: none)
+ * @burst: the rate limit's burst now
  *
  * At every snapshot: accepted = queued + delayed + pending + in_flight +
  * done + failed + overridden + expired + dropped + cancelled.
@@ -378,11 +418,15 @@ struct tdispatch_stats_user {
 	__u64 periodic_runs;
 	__u64 exhausted;
 	__u64 released;
+	__u64 key_releases;
+	__u64 throttled_ns;
+	__u64 rate;
+	__u64 burst;
 };
 
 #define TDISPATCH_STATS_SIZE_VER0	144
 #define TDISPATCH_STATS_SIZE_VER1	160	/* adds delayed, periodic_runs */
-#define TDISPATCH_STATS_SIZE_VER2	176	/* adds exhausted, released */
+#define TDISPATCH_STATS_SIZE_VER2	208	/* adds exhausted .. burst */
 
 /*
  * Supervised periodic tasks of a dispatcher owned by this file: every
@@ -573,5 +617,8 @@ struct tdispatch_attach {
 #define TDISPATCH_IOC_PERIODIC_STATS	\
 	_IOWR(TDISPATCH_IOC_MAGIC, 0x0c, struct tdispatch_periodic_stats_user)
 #define TDISPATCH_IOC_RELEASE	_IOW(TDISPATCH_IOC_MAGIC, 0x0d, struct tdispatch_id)
+#define TDISPATCH_IOC_SET_RATE	_IOW(TDISPATCH_IOC_MAGIC, 0x0e, struct tdispatch_rate)
+/* Returns how many delayed tasks watching the key (the id field) it let in. */
+#define TDISPATCH_IOC_RELEASE_KEY	_IOW(TDISPATCH_IOC_MAGIC, 0x0f, struct tdispatch_id)
 
 #endif /* _UAPI_LINUX_TDISPATCH_H */

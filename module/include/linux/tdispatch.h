@@ -31,6 +31,7 @@
 #define TDISPATCH_MAX_DELAY_NS	(30ULL * NSEC_PER_SEC)
 
 struct tdispatch;
+struct td_watcher;
 
 /**
  * enum tdispatch_result - how ->process() ended a batch
@@ -132,7 +133,10 @@ struct tdispatch_task {
 		struct rb_node tnode;
 	};
 	struct rb_node node;
-	struct tdispatch_task *waiting;
+	union {
+		struct tdispatch_task *waiting;	/* in flight: the newer task behind it */
+		struct td_watcher *watcher;	/* before it is due: its watch key */
+	};
 	void *periodic;		/* the periodic registration it runs, or NULL */
 };
 
@@ -186,14 +190,13 @@ static inline struct tdispatch_item *tdispatch_task_item(struct tdispatch_task *
  * struct tdispatch_batch - the tasks handed to one ->process() call
  * @nr: number of tasks, 1 to &tdispatch_config.max_batch.
  * @tasks: the tasks, oldest place in line first.
- * @results: private: the results tdispatch_batch_set_result() gave.
- * @marked: private: tdispatch_batch_set_result() was called.
  *
  * Valid only during the ->process() call it is passed to.
  */
 struct tdispatch_batch {
 	unsigned int nr;
 	struct tdispatch_task **tasks;
+	/* private: what tdispatch_batch_set_result() gave */
 	u8 *results;
 	bool marked;
 };
@@ -306,6 +309,14 @@ struct tdispatch_ops {
  *	is redelivered, ends %TDISPATCH_EXHAUSTED.  0 to
  *	%TDISPATCH_MAX_ATTEMPTS; 0: no limit, a task is retried until its
  *	deadline.  A task may carry its own limit (tdispatch_submit_opts()).
+ * @rate: most tasks a second the acceptor hands to workers, a token bucket
+ *	filled as time passes; 0 for no limit.  While it is empty, due tasks
+ *	wait in the pending set (still coalescing, still expiring, still
+ *	bounded by @max_buffer) and the time due batches wait is counted in
+ *	&tdispatch_stats.throttled_ns.  Destroy's drain does not wait for it.
+ *	Changed at runtime with tdispatch_set_rate().
+ * @burst: the bucket's size, in tasks: most handed out at once after a
+ *	quiet spell; 0 for @max_batch; at most 1048576.
  *
  * By default the acceptor runs as SCHED_FIFO at the lowest real-time
  * priority (sched_set_fifo_low(), as irq threads and RCU's offload threads
@@ -325,6 +336,8 @@ struct tdispatch_config {
 	unsigned int max_delayed;
 	unsigned int flags;
 	unsigned int max_attempts;
+	unsigned int rate;
+	unsigned int burst;
 };
 
 /* Most attempts a task may be given: &tdispatch_task.max_attempts is a u16. */
@@ -363,8 +376,12 @@ struct tdispatch_config {
  * @delayed: tasks waiting for their not-before time.
  * @periodic_runs: runs of periodic tasks submitted; counted in @accepted.
  * @exhausted: of @failed, the tasks that ended %TDISPATCH_EXHAUSTED.
- * @released: delayed tasks tdispatch_release() let into the pending set
- *	before their time.
+ * @released: delayed tasks tdispatch_release() or tdispatch_release_key()
+ *	let into the pending set before their time.
+ * @key_releases: calls of tdispatch_release_key() that let a task in.
+ * @throttled_ns: time due batches waited for the rate limit's tokens.
+ * @rate: the rate limit now, tasks a second; 0 for none.
+ * @burst: the rate limit's burst now.
  *
  * At every snapshot: accepted = queued + delayed + pending + in_flight +
  * done + failed + overridden + expired + dropped + cancelled.
@@ -392,6 +409,10 @@ struct tdispatch_stats {
 	u64 periodic_runs;
 	u64 exhausted;
 	u64 released;
+	u64 key_releases;
+	u64 throttled_ns;
+	u64 rate;
+	u64 burst;
 };
 
 /**
@@ -400,11 +421,16 @@ struct tdispatch_stats {
  * @not_before: as for tdispatch_submit_delayed(); 0 for at once.
  * @max_attempts: this task's own &tdispatch_config.max_attempts, 1 to
  *	%TDISPATCH_MAX_ATTEMPTS; 0 for the dispatcher's.
+ * @watch: a delayed task watches @watch_key: tdispatch_release_key() of
+ *	that key lets it in early.  Ignored for a task due at once.
+ * @watch_key: the key, any u64.
  */
 struct tdispatch_submit_opts {
 	ktime_t deadline;
 	ktime_t not_before;
 	unsigned int max_attempts;
+	bool watch;
+	u64 watch_key;
 };
 
 /**
@@ -466,6 +492,8 @@ struct tdispatch_periodic_stats {
  * @deadline: as for tdispatch_submit().
  * @not_before: as for tdispatch_submit_delayed().
  * @max_attempts: as &tdispatch_submit_opts.max_attempts.
+ * @watch: as &tdispatch_submit_opts.watch.
+ * @watch_key: as &tdispatch_submit_opts.watch_key.
  */
 struct tdispatch_user_task {
 	u64 id;
@@ -474,6 +502,8 @@ struct tdispatch_user_task {
 	ktime_t deadline;
 	ktime_t not_before;
 	unsigned int max_attempts;
+	bool watch;
+	u64 watch_key;
 };
 
 /**
@@ -512,6 +542,8 @@ int tdispatch_batch_set_result(struct tdispatch_batch *b, unsigned int i,
 			       enum tdispatch_result res);
 int tdispatch_cancel(struct tdispatch *d, u64 id);
 int tdispatch_release(struct tdispatch *d, u64 id);
+int tdispatch_release_key(struct tdispatch *d, u64 key);
+int tdispatch_set_rate(struct tdispatch *d, unsigned int rate, unsigned int burst);
 int tdispatch_periodic_add(struct tdispatch *d, const struct tdispatch_periodic *pc);
 int tdispatch_periodic_remove(struct tdispatch *d, u64 id);
 int tdispatch_periodic_get_stats(struct tdispatch *d, u64 id,
