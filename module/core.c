@@ -374,6 +374,8 @@ void td_stop_batches(struct tdispatch *d)
 {
 	mutex_lock(&d->lock);
 	d->stopping = true;
+	/* No batch waits for tokens any more. */
+	td_throttle_end(d, ktime_get());
 	mutex_unlock(&d->lock);
 }
 

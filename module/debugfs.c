@@ -7,6 +7,7 @@
  * debugfs_remove() waits for a read in progress, so a read never meets a
  * freed dispatcher.
  */
+#include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
@@ -15,13 +16,16 @@
 #define TD_DEBUG_SHOW	16
 
 static struct dentry *td_debug_root;
-static atomic_t td_debug_seq = ATOMIC_INIT(0);
+static atomic_t td_debug_seq = ATOMIC_INIT(0);	/* read as a u32 */
 
 static void td_show_config(struct seq_file *m, const struct tdispatch *d)
 {
 	const struct tdispatch_config *c = &d->cfg;
 
-	seq_printf(m, "name %s\n", d->name);
+	/* A user's name: no line of its own may be forged with it. */
+	seq_puts(m, "name ");
+	seq_escape(m, d->name, " \t\n\\");
+	seq_putc(m, '\n');
 	seq_printf(m, "config max_buffer %u max_batch %u max_delay_ns %llu workers %u\n",
 		   c->max_buffer, c->max_batch, c->max_delay_ns, c->workers);
 	seq_printf(m, "config max_input %u max_delayed %u max_attempts %u flags %#x\n",
@@ -103,10 +107,15 @@ DEFINE_SHOW_ATTRIBUTE(td_state);
 void td_debugfs_add(struct tdispatch *d)
 {
 	char name[TD_NAME_LEN + 12];
+	char *c;
 
 	if (IS_ERR_OR_NULL(td_debug_root))
 		return;
-	snprintf(name, sizeof(name), "%s-%d", d->name, atomic_inc_return(&td_debug_seq));
+	snprintf(name, sizeof(name), "%s-%u", d->name, (u32)atomic_inc_return(&td_debug_seq));
+	/* A user's name: no '/', nothing unprintable in a file name. */
+	for (c = name; *c; c++)
+		if (*c == '/' || !isgraph(*c))
+			*c = '_';
 	d->debug_dir = debugfs_create_dir(name, td_debug_root);
 	debugfs_create_file("state", 0400, d->debug_dir, d, &td_state_fops);
 }

@@ -110,9 +110,10 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 			td_throttle_end(d, now);
 			return when;
 		}
-		/* Destroy's flush does not wait for tokens. */
+		/* Destroy's flush does not wait for tokens; others wait for a batch's. */
 		allow = p->flush ? p->max_batch :
-			td_bucket_allow(&d->bucket, now, p->max_batch, &when);
+			td_bucket_allow(&d->bucket, now, p->max_batch,
+					min(p->nr_pending - p->nr_waiting, p->max_batch), &when);
 		if (!allow) {
 			if (!d->throttled_since)
 				d->throttled_since = now;
@@ -192,7 +193,8 @@ int td_acceptor_fn(void *arg)
 		if (!d->pending.flush && d->cfg.max_delay_ns) {
 			ktime_t within = ktime_add_ns(now, min(d->cfg.max_delay_ns, TD_GATHER_NS));
 
-			if (!d->free_slots) {
+			/* Throttled, as with no worker free: input can gather. */
+			if (!d->free_slots || d->throttled_since) {
 				next = min(next, within);
 				room = d->cfg.max_batch;
 			} else if (ktime_before(next, within)) {

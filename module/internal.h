@@ -192,7 +192,7 @@ struct td_bucket {
 
 void td_bucket_set(struct td_bucket *b, u32 rate, u32 burst, ktime_t now);
 unsigned int td_bucket_allow(struct td_bucket *b, ktime_t now, unsigned int want,
-			     ktime_t *when);
+			     unsigned int need, ktime_t *when);
 void td_bucket_take(struct td_bucket *b, unsigned int n);
 
 /*

@@ -88,6 +88,12 @@ int td_submit_vector(void __user *uarg,
 		ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
 		if (ret)
 			return ret;
+		/*
+		 * A watch without room for its key would watch key 0: refused
+		 * (EINVAL, counted) as an unknown flag is.
+		 */
+		if ((ut.flags & TDISPATCH_UTASK_WATCH) && stride < TDISPATCH_UTASK_SIZE_VER2)
+			ut.flags = ~0U;
 		ut.status = submit_one(ctx, &ut, s.flags);
 		if (put_user(ut.status, (s32 __user *)(next +
 				offsetof(struct tdispatch_utask, status))))

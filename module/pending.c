@@ -3,8 +3,9 @@
  * The pending set: coalescing by id, the bound, the order of the line,
  * batch cutting, per-id exclusion and tasks delayed until a set time.
  *
- * Nothing here locks, allocates, sleeps or reads a clock; the caller holds
- * the dispatcher's lock and passes the time.  A task that ends is moved to
+ * Nothing here locks, allocates or reads a clock; the caller holds the
+ * dispatcher's lock and passes the time.  It frees watch keys and may
+ * yield the CPU (a long key release).  A task that ends is moved to
  * the caller's reap list with its outcome in ->state, so that payloads are
  * released after the lock is dropped.
  */

@@ -100,22 +100,30 @@ void td_bucket_set(struct td_bucket *b, u32 rate, u32 burst, ktime_t now)
  * @b: the bucket
  * @now: the current time
  * @want: most the caller would send
- * @when: if none may, set to when one may
+ * @need: fewest worth sending (a whole batch); more than the burst counts
+ *	as the burst, less than one as one
+ * @when: if none may, set to when @need may
  *
- * Return: 0 to @want; take what was sent with td_bucket_take().
+ * Waiting for @need tokens keeps batches whole at the same average rate,
+ * where handing out each token as it comes would cut batches of one.
+ *
+ * Return: 0, or @need to @want; take what was sent with td_bucket_take().
  */
 unsigned int td_bucket_allow(struct td_bucket *b, ktime_t now, unsigned int want,
-			     ktime_t *when)
+			     unsigned int need, ktime_t *when)
 {
-	u64 n;
+	u64 short_of;
 
 	if (!b->rate)
 		return want;
 	td_bucket_refill(b, now);
-	n = min_t(u64, want, div64_u64(b->tokens, TD_TOKEN));
-	if (!n)
-		*when = ktime_add_ns(now, div64_u64(TD_TOKEN - b->tokens + b->rate - 1, b->rate));
-	return n;
+	need = clamp(need, 1U, b->burst);
+	if (b->tokens < (u64)need * TD_TOKEN) {
+		short_of = (u64)need * TD_TOKEN - b->tokens;
+		*when = ktime_add_ns(now, div64_u64(short_of + b->rate - 1, b->rate));
+		return 0;
+	}
+	return min_t(u64, want, div64_u64(b->tokens, TD_TOKEN));
 }
 
 void td_bucket_take(struct td_bucket *b, unsigned int n)

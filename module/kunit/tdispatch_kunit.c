@@ -1326,26 +1326,31 @@ static void td_test_bucket(struct kunit *test)
 	ktime_t when = 0;
 
 	td_bucket_set(&b, 1000, 10, 0);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 0, 64, &when), 10);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 0, 64, 1, &when), 10);
 	td_bucket_take(&b, 10);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 0, 64, &when), 0);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 0, 64, 1, &when), 0);
 	KUNIT_EXPECT_EQ(test, when, NSEC_PER_MSEC);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, &when), 5);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, 1, &when), 5);
 	td_bucket_take(&b, 3);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, &when), 2);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 1, &when), 1);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, 1, &when), 2);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 1, 1, &when), 1);
+	/* A batch of 4 waits for 4 tokens: 2 more, 2 ms away. */
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, 4, &when), 0);
+	KUNIT_EXPECT_EQ(test, when, 7 * NSEC_PER_MSEC);
 	/* Half a token saved: the next whole one is half a millisecond away. */
 	td_bucket_take(&b, 2);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC + NSEC_PER_MSEC / 2, 64,
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC + NSEC_PER_MSEC / 2, 64, 0,
 					      &when), 0);
 	KUNIT_EXPECT_EQ(test, when, 6 * NSEC_PER_MSEC);
 	/* Never more than the burst, however long it was quiet. */
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, &when), 10);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, 1, &when), 10);
+	/* Needing more than the burst is needing the burst. */
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, 99, &when), 10);
 	/* A smaller burst caps what was saved; rate 0 lifts the limit. */
 	td_bucket_set(&b, 1000, 4, 100 * NSEC_PER_SEC);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, &when), 4);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, 1, &when), 4);
 	td_bucket_set(&b, 0, 4, 100 * NSEC_PER_SEC);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, &when), 64);
+	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, 1, &when), 64);
 }
 
 static void td_test_shaper_restart(struct kunit *test)
