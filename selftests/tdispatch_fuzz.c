@@ -427,8 +427,8 @@ static void *fuzz_thread(void *arg)
 
 static int fuzz_process(unsigned long long seed, unsigned int threads, bool nobody)
 {
+	unsigned int i, tries = 0;
 	pthread_t th[16];
-	unsigned int i;
 
 	/* Needs CAP_SYS_RESOURCE; the threads made after inherit it. */
 	if (faults) {
@@ -439,8 +439,10 @@ static int fuzz_process(unsigned long long seed, unsigned int threads, bool nobo
 			return 5;
 		close(f);
 	}
-	if (nobody && (setgid(NOBODY) || setuid(NOBODY)))
-		return 3;
+	/* Under fault injection the credentials' allocation may fail too. */
+	while (nobody && (setgid(NOBODY) || setuid(NOBODY)))
+		if (!faults || ++tries == 1000)
+			return 3;
 	for (i = 0; i < NFDS; i++)
 		fds[i] = open("/dev/" TDISPATCH_DEV_NAME, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	for (i = 0; i < threads; i++) {
