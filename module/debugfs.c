@@ -79,8 +79,9 @@ static void td_show_locked(struct seq_file *m, struct tdispatch *d, ktime_t now)
 	}
 	seq_printf(m, "pending shown %u of %u\n", i, p->nr_pending);
 	i = 0;
-	for (n = rb_first_cached(&p->delayed); n && i < TD_DEBUG_SHOW; n = rb_next(n), i++) {
-		t = rb_entry(n, struct tdispatch_task, tnode);
+	/* By id: the wheel keeps no order beyond its near window. */
+	for (n = rb_first(&p->delayed_ids); n && i < TD_DEBUG_SHOW; n = rb_next(n), i++) {
+		t = rb_entry(n, struct tdispatch_task, node);
 		seq_printf(m, "delayed id %llu due_in_ms %lld%s\n", t->id,
 			   ktime_ms_delta(t->not_before, now),
 			   t->flags & TD_TASK_WATCHED ? " watching" : "");

@@ -4,30 +4,36 @@
  * batch cutting, per-id exclusion and tasks delayed until a set time.
  *
  * Nothing here locks, allocates or reads a clock; the caller holds the
- * dispatcher's lock and passes the time.  It frees watch keys and may
- * yield the CPU (a long key release).  A task that ends is moved to
- * the caller's reap list with its outcome in ->state, so that payloads are
- * released after the lock is dropped.
+ * dispatcher's lock and passes the time.  It frees watch keys.  A task
+ * that ends is moved to the caller's reap list with its outcome in
+ * ->state, so that payloads are released after the lock is dropped.
  */
 #include <linux/rbtree.h>
-#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "internal.h"
 
+/* Delayed tasks wait in a td_wheel; ->queued holds their arrival number. */
+#define TD_WHEEL_ENTRY		struct tdispatch_task
+#define TD_WHEEL_DUE(t)		((u64)(t)->not_before)
+#define TD_WHEEL_SEQ(t)		((t)->queued)
+#define TD_WHEEL_RB		tnode
+#define TD_WHEEL_SLOT		tslot
+#include "wheel.c"
+
 void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 		     unsigned int max_batch, u64 max_delay_ns)
 {
-	*p = (struct td_pending) {
-		.tree = RB_ROOT,
-		.delayed = RB_ROOT_CACHED,
-		.delayed_ids = RB_ROOT,
-		.watchers = RB_ROOT,
-		.max_buffer = max_buffer,
-		.max_batch = max_batch,
-		.max_delay_ns = max_delay_ns,
-	};
+	/* Field by field: the wheel makes the struct too big for the stack. */
+	memset(p, 0, sizeof(*p));
+	p->tree = RB_ROOT;
+	p->delayed_ids = RB_ROOT;
+	p->watchers = RB_ROOT;
+	p->max_buffer = max_buffer;
+	p->max_batch = max_batch;
+	p->max_delay_ns = max_delay_ns;
 	INIT_LIST_HEAD(&p->order);
+	td_wheel_init(&p->delayed);
 }
 
 static void td_task_end(struct td_pending *p, struct tdispatch_task *t,
@@ -96,13 +102,6 @@ static void td_pending_link(struct td_pending *p, struct tdispatch_task *t)
 	td_tree_link(&p->tree, t);
 }
 
-/* Strictly earlier only, so that equal times keep their arrival order. */
-static bool td_delayed_less(struct rb_node *a, const struct rb_node *b)
-{
-	return ktime_before(rb_entry(a, struct tdispatch_task, tnode)->not_before,
-			    rb_entry(b, struct tdispatch_task, tnode)->not_before);
-}
-
 /* Strictly less only: rb_add() puts equal keys in the order they came. */
 static bool td_watcher_less(struct rb_node *a, const struct rb_node *b)
 {
@@ -131,25 +130,13 @@ static void td_watch_drop(struct td_pending *p, struct tdispatch_task *t, bool l
 	t->flags &= ~TD_TASK_WATCHED;
 }
 
-static void td_delayed_link(struct td_pending *p, struct tdispatch_task *t)
-{
-	rb_add_cached(&t->tnode, &p->delayed, td_delayed_less);
-}
-
-/* Take a delayed task out of both delayed trees, without ending it. */
+/* Take a delayed task out of the wheel and the id tree, without ending it. */
 static void td_delayed_unlink(struct td_pending *p, struct tdispatch_task *t)
 {
-	rb_erase_cached(&t->tnode, &p->delayed);
+	td_wheel_del(&p->delayed, t);
 	rb_erase(&t->node, &p->delayed_ids);
 	td_watch_drop(p, t, true);
 	p->nr_delayed--;
-}
-
-static struct tdispatch_task *td_delayed_first(struct td_pending *p)
-{
-	struct rb_node *n = rb_first_cached(&p->delayed);
-
-	return n ? rb_entry(n, struct tdispatch_task, tnode) : NULL;
 }
 
 /* Take a pending (or waiting) task out of the set, without ending it. */
@@ -254,13 +241,13 @@ static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
 	td_watch_link(p, t);
 	if (old) {
 		rb_replace_node(&old->node, &t->node, &p->delayed_ids);
-		rb_erase_cached(&old->tnode, &p->delayed);
+		td_wheel_del(&p->delayed, old);
 		td_watch_drop(p, old, true);
-		td_delayed_link(p, t);
+		td_wheel_add(&p->delayed, t);
 		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
 	} else {
 		td_tree_link(&p->delayed_ids, t);
-		td_delayed_link(p, t);
+		td_wheel_add(&p->delayed, t);
 		p->nr_delayed++;
 	}
 }
@@ -327,7 +314,8 @@ unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
 	struct tdispatch_task *t;
 	unsigned int n = 0;
 
-	while ((t = td_delayed_first(p)) && !ktime_after(t->not_before, now)) {
+	td_wheel_advance(&p->delayed, now);
+	while ((t = td_wheel_first(&p->delayed)) && !ktime_after(t->not_before, now)) {
 		td_delayed_unlink(p, t);
 		n++;
 		if (td_task_expired(t, now))
@@ -339,17 +327,18 @@ unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
 }
 
 /**
- * td_pending_next_delayed() - when the next delayed task falls due
+ * td_pending_next_delayed() - when td_pending_promote() next has work
  * @p: the pending set
  *
- * Return: the earliest not_before time of the delayed tasks, KTIME_MAX if
- * there are none.
+ * Return: a time no later than the earliest not_before time of the
+ * delayed tasks (earlier when the wheel must move tasks closer to their
+ * time first), KTIME_MAX if there are none.
  */
 ktime_t td_pending_next_delayed(struct td_pending *p)
 {
-	struct tdispatch_task *t = td_delayed_first(p);
+	u64 next = td_wheel_next(&p->delayed);
 
-	return t ? t->not_before : KTIME_MAX;
+	return next > (u64)KTIME_MAX ? KTIME_MAX : next;
 }
 
 /**
@@ -520,18 +509,20 @@ int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_he
 }
 
 /**
- * td_pending_release_key() - let in every delayed task that watches a key
+ * td_pending_release_key() - let in delayed tasks that watch a key
  * @p: the pending set
  * @key: the key
+ * @max: most tasks to let in
  * @now: the current time
  * @reap: where tasks that end are put
  *
  * Each enters as td_pending_release() lets one in, in the order they were
- * delayed.
+ * delayed.  At most @max, so that the caller can drop the lock between
+ * chunks of a key that many tasks watch.
  *
  * Return: how many were let in, or -ENOENT if no delayed task watches @key.
  */
-int td_pending_release_key(struct td_pending *p, u64 key, ktime_t now,
+int td_pending_release_key(struct td_pending *p, u64 key, unsigned int max, ktime_t now,
 			   struct list_head *reap)
 {
 	struct rb_node *n = p->watchers.rb_node, *first = NULL;
@@ -549,7 +540,7 @@ int td_pending_release_key(struct td_pending *p, u64 key, ktime_t now,
 			n = n->rb_right;
 		}
 	}
-	for (n = first; n; nr++) {
+	for (n = first; n && nr < max; nr++) {
 		struct td_watcher *w = rb_entry(n, struct td_watcher, node);
 
 		if (w->key != key)
@@ -557,14 +548,8 @@ int td_pending_release_key(struct td_pending *p, u64 key, ktime_t now,
 		/* Read before the watcher goes with its task. */
 		n = rb_next(n);
 		td_delayed_let_in(p, w->t, now, reap);
-		/* A key may hold a million; the lock is a mutex. */
-		if (!(nr % 1024))
-			cond_resched();
 	}
-	if (!nr)
-		return -ENOENT;
-	p->key_releases++;
-	return nr;
+	return nr ?: -ENOENT;
 }
 
 /**
@@ -628,7 +613,7 @@ void td_pending_cancel_all(struct td_pending *p, struct list_head *reap)
 		td_pending_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
 	}
-	while ((t = td_delayed_first(p))) {
+	while ((t = td_wheel_any(&p->delayed))) {
 		td_delayed_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
 	}

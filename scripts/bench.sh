@@ -3,9 +3,11 @@
 # make bench: build the modules, boot a VM that loads each benchmark module
 # (module/bench/) in turn, print their results and judge the kernel log as
 # make check does, so that a benchmark that warns or leaks fails.
-#   BENCH_KERNEL=6.12   which kernel (6.1, 6.12 or debug)
+#   BENCH_KERNEL=6.12   which kernel (6.1, 6.12, rt or debug)
 #   BENCH_ARGS="reps=1 max_tasks=100000"   module parameters, e.g. to make
 #                       the debug kernel's run shorter
+#   BENCH_ONLY="td_timer_bench"   only these benchmark modules, and not
+#                       tdbench (the userspace one)
 #   VM_TIMEOUT=1800     seconds before the VM counts as hung
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -18,10 +20,22 @@ out=$TD_BUILD/bench-$k
 td_log "bench $k: building modules against $td_kdir"
 td_build_modules "$td_kdir" "$out"
 printf '%s\n' "${BENCH_ARGS:-}" >"$out/mod/bench/args"
-# Userspace: tdbench, the benchmark through /dev/tdispatch.
+rm -rf "$out/user"
 mkdir -p "$out/user"
-make -s -C "$TD_TOP/tools" OUTPUT="$out/user" LDFLAGS=-static >&2 ||
-	td_die "tools build failed"
+if [ -n "${BENCH_ONLY:-}" ]; then
+	for m in "$out"/mod/bench/*.ko; do
+		case " $BENCH_ONLY " in
+		*" $(basename "$m" .ko) "*) ;;
+		*) rm -f "$m" ;;
+		esac
+	done
+	ls "$out"/mod/bench/*.ko >/dev/null 2>&1 ||
+		td_die "BENCH_ONLY=$BENCH_ONLY names no benchmark module"
+else
+	# Userspace: tdbench, the benchmark through /dev/tdispatch.
+	make -s -C "$TD_TOP/tools" OUTPUT="$out/user" LDFLAGS=-static >&2 ||
+		td_die "tools build failed"
+fi
 "$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user"
 td_log "bench $k: booting $td_kimg"
 VM_TCG=${VM_TCG:-multi} "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench \
@@ -32,4 +46,4 @@ sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p' "$out/log/results.log" | tr -d '\r' |
 echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log"
 "$TD_TOP/scripts/ktap.py" "bench-$k" "$out/log"
 # Last, the machine-readable lines of every benchmark (medians).
-grep '^BENCH ' "$out/log/results.log" | tr -d '\r'
+grep '^BENCH ' "$out/log/results.log" | tr -d '\r' || true

@@ -40,7 +40,6 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/hashtable.h>
 #include <linux/jiffies.h>
@@ -51,15 +50,15 @@
 #include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/seq_buf.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 #include <linux/spinlock.h>
 #include <linux/tdispatch.h>
 #include <linux/utsname.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
+
+#include "bench.h"
 
 /* Named as td_timer_bench's, so that one BENCH_ARGS serves both. */
 static unsigned int max_tasks = 100000;
@@ -534,30 +533,6 @@ struct result {
 
 static struct result results[ARRAY_SIZE(workloads)][NR_V][MAX_REPS];
 
-#define SEQ_SIZE	(32 * 1024)
-static struct seq_buf out;
-static char *out_buf;
-static unsigned int failures;
-
-static void __printf(1, 2) fail(const char *fmt, ...)
-{
-	char line[160];
-	va_list args;
-
-	failures++;
-	va_start(args, fmt);
-	vsnprintf(line, sizeof(line), fmt, args);
-	va_end(args);
-	seq_buf_printf(&out, "# FAIL: %s\n", line);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static unsigned int nr_producers(void)
 {
 	return wl->one ? 1 : num_online_cpus();
@@ -918,44 +893,25 @@ static int bench_run(void)
 	return 0;
 }
 
-static struct dentry *bench_dir;
-
-static ssize_t results_read(struct file *f, char __user *buf, size_t len, loff_t *pos)
+/* bench_run() and what it leaves for its tables to free. */
+static int bench_all(void)
 {
-	return simple_read_from_buffer(buf, len, pos, out_buf, seq_buf_used(&out));
-}
+	int ret = bench_run();
 
-static const struct file_operations results_fops = {
-	.owner = THIS_MODULE,
-	.read = results_read,
-	.llseek = default_llseek,
-};
-
-static int __init td_engine_bench_init(void)
-{
-	int ret;
-
-	out_buf = vzalloc(SEQ_SIZE);
-	if (!out_buf)
-		return -ENOMEM;
-	seq_buf_init(&out, out_buf, SEQ_SIZE);
-	seq_buf_printf(&out, "KTAP version 1\n1..1\n");
-	ret = bench_run();
-	if (ret)
-		fail("setup failed: %d", ret);
 	vfree(lat);
 	vfree(stamps);
 	vfree(items);
-	seq_buf_printf(&out, "%s 1 td_engine_bench\n", failures ? "not ok" : "ok");
-	bench_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
-	debugfs_create_file("results", 0444, bench_dir, NULL, &results_fops);
-	return 0;
+	return ret;
+}
+
+static int __init td_engine_bench_init(void)
+{
+	return bench_main(bench_all);
 }
 
 static void __exit td_engine_bench_exit(void)
 {
-	debugfs_remove_recursive(bench_dir);
-	vfree(out_buf);
+	bench_exit();
 }
 
 module_init(td_engine_bench_init);

@@ -11,6 +11,7 @@
  */
 #include <kunit/test.h>
 #include <linux/module.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 
 #include "../pending.c"
@@ -50,25 +51,74 @@ static unsigned int td_tree_size(struct rb_root *root)
 	return nr;
 }
 
-/* Both delayed trees hold the same nr_delayed tasks, in not_before order. */
+/* In the order the wheel lets them in: by not_before, then by arrival. */
+static int td_cmp_delayed(const void *a, const void *b)
+{
+	const struct tdispatch_task *x = *(const struct tdispatch_task **)a;
+	const struct tdispatch_task *y = *(const struct tdispatch_task **)b;
+
+	if (x->not_before != y->not_before)
+		return x->not_before < y->not_before ? -1 : 1;
+	return x->queued < y->queued ? -1 : x->queued > y->queued;
+}
+
+/*
+ * Every delayed task, in the order they will be let in, after checking
+ * that each is where the wheel's invariants put it: before the horizon in
+ * the near rbtree, else in a slot that the slot map shows.
+ */
+static struct tdispatch_task **td_delayed_tasks(struct td_kunit *k, unsigned int *nr)
+{
+	struct td_wheel *w = &k->p.delayed;
+	unsigned int lvl, i, n = 0, cap = k->p.nr_delayed;
+	struct tdispatch_task **all, *t;
+	struct rb_node *rb;
+
+	all = kunit_kcalloc(k->test, cap + 1, sizeof(*all), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(k->test, all);
+	KUNIT_EXPECT_EQ(k->test, w->horizon % (1ULL << TD_WHEEL_SHIFT), 0);
+	for (rb = rb_first_cached(&w->near); rb; rb = rb_next(rb)) {
+		t = rb_entry(rb, struct tdispatch_task, tnode);
+		KUNIT_EXPECT_LT(k->test, (u64)t->not_before, w->horizon);
+		KUNIT_ASSERT_LT(k->test, n, cap);
+		all[n++] = t;
+	}
+	for (lvl = 0; lvl < TD_WHEEL_LEVELS; lvl++) {
+		for (i = 0; i < TD_WHEEL_SIZE; i++) {
+			KUNIT_EXPECT_EQ(k->test, !hlist_empty(&w->slot[lvl][i]),
+					!!(w->map[lvl] & BIT_ULL(i)));
+			hlist_for_each_entry(t, &w->slot[lvl][i], tslot) {
+				KUNIT_EXPECT_GE(k->test, (u64)t->not_before, w->horizon);
+				KUNIT_ASSERT_LT(k->test, n, cap);
+				all[n++] = t;
+			}
+		}
+	}
+	sort(all, n, sizeof(*all), td_cmp_delayed, NULL);
+	*nr = n;
+	return all;
+}
+
+/* The wheel and the id tree hold the same nr_delayed tasks. */
 static void td_check_delayed(struct td_kunit *k)
 {
 	struct td_pending *p = &k->p;
-	ktime_t last = 0;
-	unsigned int nr = 0;
-	struct rb_node *n;
+	struct tdispatch_task **all;
+	unsigned int i, nr;
 
-	for (n = rb_first_cached(&p->delayed); n; n = rb_next(n)) {
-		struct tdispatch_task *t = rb_entry(n, struct tdispatch_task, tnode);
-
-		KUNIT_EXPECT_EQ(k->test, t->state, TD_TASK_DELAYED);
-		KUNIT_EXPECT_GE(k->test, t->not_before, last);
-		KUNIT_EXPECT_PTR_EQ(k->test, td_pending_lookup_delayed(p, t->id), t);
-		last = t->not_before;
-		nr++;
+	all = td_delayed_tasks(k, &nr);
+	for (i = 0; i < nr; i++) {
+		KUNIT_EXPECT_EQ(k->test, all[i]->state, TD_TASK_DELAYED);
+		KUNIT_EXPECT_PTR_EQ(k->test, td_pending_lookup_delayed(p, all[i]->id), all[i]);
 	}
+	/* Never later than the first due time, or promotion would be late. */
+	if (nr)
+		KUNIT_EXPECT_LE(k->test, td_pending_next_delayed(p), all[0]->not_before);
+	else
+		KUNIT_EXPECT_EQ(k->test, td_pending_next_delayed(p), KTIME_MAX);
 	KUNIT_EXPECT_EQ(k->test, nr, p->nr_delayed);
 	KUNIT_EXPECT_EQ(k->test, td_tree_size(&p->delayed_ids), p->nr_delayed);
+	kunit_kfree(k->test, all);
 }
 
 /*
@@ -254,15 +304,12 @@ static void td_expect_delayed_lookup(struct td_kunit *k, u64 id,
 /* The delayed tasks are @ids, in the order they will be promoted. */
 static void td_expect_delayed(struct td_kunit *k, const u64 *ids)
 {
-	struct tdispatch_task *seen[TD_ORDER_MAX];
-	unsigned int nr = 0;
-	struct rb_node *n;
+	struct tdispatch_task **all;
+	unsigned int nr;
 
-	for (n = rb_first_cached(&k->p.delayed); n; n = rb_next(n)) {
-		KUNIT_ASSERT_LT(k->test, nr, TD_ORDER_MAX);
-		seen[nr++] = rb_entry(n, struct tdispatch_task, tnode);
-	}
-	td_expect_ids(k, seen, nr, ids);
+	all = td_delayed_tasks(k, &nr);
+	td_expect_ids(k, all, nr, ids);
+	kunit_kfree(k->test, all);
 }
 
 /* Promote at @now and expect @nr tasks to leave the delayed set. */
@@ -533,22 +580,23 @@ static void td_test_release_key(struct kunit *test)
 	td_expect_ended(k, o, TDISPATCH_OVERRIDDEN);
 	KUNIT_EXPECT_EQ(test, td_nr_watchers(k), 4);
 
-	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 7, 200, &k->reap), 2);
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 7, 1, 200, &k->reap), 1);
+	KUNIT_EXPECT_EQ(test, b->state, TD_TASK_DELAYED);
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 7, 8, 200, &k->reap), 1);
 	td_check(k);
 	KUNIT_EXPECT_EQ(test, a->state, TD_TASK_PENDING);
 	KUNIT_EXPECT_EQ(test, b->state, TD_TASK_PENDING);
 	KUNIT_EXPECT_EQ(test, c->state, TD_TASK_DELAYED);
 	td_expect_order(k, TD_IDS(5, 1, 2));
-	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 7, 200, &k->reap), -ENOENT);
-	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 9, 200, &k->reap), -ENOENT);
-	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 10, 200, &k->reap), 1);
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 7, 8, 200, &k->reap), -ENOENT);
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 9, 8, 200, &k->reap), -ENOENT);
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 10, 8, 200, &k->reap), 1);
 	KUNIT_EXPECT_EQ(test, n->state, TD_TASK_PENDING);
 	/* Cancelled: it watches no more. */
 	KUNIT_EXPECT_EQ(test, td_cancel(k, 3), 0);
-	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 8, 200, &k->reap), -ENOENT);
+	KUNIT_EXPECT_EQ(test, td_pending_release_key(&k->p, 8, 8, 200, &k->reap), -ENOENT);
 	KUNIT_EXPECT_EQ(test, td_nr_watchers(k), 0);
 	KUNIT_EXPECT_EQ(test, k->p.released, 3);
-	KUNIT_EXPECT_EQ(test, k->p.key_releases, 2);
 	td_pending_cancel_all(&k->p, &k->reap);
 	td_check(k);
 }
@@ -1375,6 +1423,198 @@ static void td_test_shaper_restart(struct kunit *test)
 	}
 }
 
+/* The wheel: far due times, cascades, order and a random walk */
+
+#define TD_MS		NSEC_PER_MSEC
+#define TD_HOUR		(3600ULL * NSEC_PER_SEC)
+
+/*
+ * Follow td_pending_next_delayed() to a task's time: each step may only
+ * move tasks nearer (a cascade) until the wheel names the due time itself;
+ * nothing is let in early, and at its time the task is let in at once.
+ */
+static void td_wheel_walk_to(struct td_kunit *k, struct tdispatch_task *t)
+{
+	unsigned int steps = 0;
+	ktime_t next;
+
+	while ((next = td_pending_next_delayed(&k->p)) < t->not_before) {
+		KUNIT_ASSERT_LT(k->test, steps++, 2 * TD_WHEEL_LEVELS);
+		td_promote(k, next, 0);
+	}
+	KUNIT_EXPECT_EQ(k->test, next, t->not_before);
+	td_promote(k, t->not_before - 1, 0);
+	KUNIT_EXPECT_EQ(k->test, t->state, TD_TASK_DELAYED);
+	td_promote(k, t->not_before, 1);
+	KUNIT_EXPECT_EQ(k->test, t->state, TD_TASK_PENDING);
+}
+
+/* From a millisecond to beyond the top level, each one exactly on time. */
+static void td_test_wheel_levels(struct kunit *test)
+{
+	static const u64 after[] = {
+		3 * TD_MS + 7, 500 * TD_MS + 1, 30ULL * NSEC_PER_SEC + 11,
+		TD_HOUR + 3, 30 * 24 * TD_HOUR + 5, 5 * 365 * 24 * TD_HOUR + 13,
+	};
+	struct td_kunit *k = td_setup(test, 16, 4);
+	struct tdispatch_task *t[ARRAY_SIZE(after)];
+	ktime_t now = 10 * NSEC_PER_SEC;
+	unsigned int i;
+
+	td_promote(k, now, 0);
+	for (i = 0; i < ARRAY_SIZE(after); i++)
+		t[i] = td_add_later(k, i + 1, now + after[i], now);
+	/* One per level up to 3; then 30 days and 5 years, both in the top one. */
+	for (i = 0; i < TD_WHEEL_LEVELS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, hweight64(k->p.delayed.map[i]),
+				    i < 4 ? 1 : i == TD_WHEEL_LEVELS - 1 ? 2 : 0, "level %u", i);
+	for (i = 0; i < ARRAY_SIZE(after); i++)
+		td_wheel_walk_to(k, t[i]);
+	td_expect_order(k, TD_IDS(1, 2, 3, 4, 5, 6));
+	for (i = 0; i < TD_WHEEL_LEVELS; i++)
+		KUNIT_EXPECT_EQ(test, k->p.delayed.map[i], 0);
+}
+
+/*
+ * Equal times keep their arrival order even when the first comes down
+ * from a higher level after the later ones were put lower or near: 1 waits
+ * in level 2 for its slot (which starts 5 ms before its time) while 2 goes
+ * into level 0 and, once that slot has come, 3 straight into the rbtree.
+ */
+static void td_test_wheel_equal_times(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 16, 4);
+	ktime_t slot2 = 26ULL << td_wheel_shift(2), due = slot2 + 5 * TD_MS;
+
+	td_add_later(k, 1, due, 0);
+	KUNIT_EXPECT_EQ(test, hweight64(k->p.delayed.map[2]), 1);
+	td_promote(k, slot2 - 2 * TD_MS, 0);
+	td_add_later(k, 2, due, slot2 - 2 * TD_MS);
+	KUNIT_EXPECT_EQ(test, hweight64(k->p.delayed.map[0]), 1);
+	KUNIT_EXPECT_EQ(test, hweight64(k->p.delayed.map[2]), 1);
+	td_promote(k, due - TD_MS / 2, 0);
+	KUNIT_EXPECT_EQ(test, k->p.delayed.map[2], 0);
+	td_add_later(k, 3, due, due - TD_MS / 2);
+	td_add_later(k, 4, due - 1, due - TD_MS / 2);
+	td_expect_delayed(k, TD_IDS(4, 1, 2, 3));
+	td_promote(k, due, 4);
+	td_expect_order(k, TD_IDS(4, 1, 2, 3));
+}
+
+/* Cancel and release take tasks from slots, and the slot map follows. */
+static void td_test_wheel_cancel(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 16, 4);
+	ktime_t now = NSEC_PER_SEC;
+
+	td_promote(k, now, 0);
+	td_add_later(k, 1, now + 20ULL * NSEC_PER_SEC, now);
+	td_add_later(k, 2, now + 20ULL * NSEC_PER_SEC + 1, now);
+	td_add_later(k, 3, now + 40ULL * NSEC_PER_SEC, now);
+	KUNIT_EXPECT_EQ(test, hweight64(k->p.delayed.map[2]), 2);
+	KUNIT_EXPECT_EQ(test, td_pending_cancel(&k->p, 1, &k->reap), 0);
+	KUNIT_EXPECT_EQ(test, hweight64(k->p.delayed.map[2]), 2);
+	KUNIT_EXPECT_EQ(test, td_pending_release(&k->p, 2, now, &k->reap), 0);
+	KUNIT_EXPECT_EQ(test, hweight64(k->p.delayed.map[2]), 1);
+	KUNIT_EXPECT_EQ(test, td_pending_cancel(&k->p, 3, &k->reap), 0);
+	KUNIT_EXPECT_EQ(test, k->p.delayed.map[2], 0);
+	td_check(k);
+	td_expect_order(k, TD_IDS(2));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_CANCELLED] = 2));
+}
+
+#define TD_WALK_TASKS	400
+
+static u64 td_walk_rng(u64 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * Random due times over every level, random cancels and releases, time
+ * moving in random steps: at each promotion exactly the tasks due by then
+ * come in, in (due, arrival) order, none before its time.
+ */
+static void td_test_wheel_random(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, TD_WALK_TASKS, 4);
+	struct tdispatch_task **t;
+	ktime_t now = 5 * NSEC_PER_SEC, last = now;
+	unsigned int i, left, added = 0, steps = 0;
+	u64 rng = 0x9e3779b97f4a7c15ULL;
+	int ret;
+
+	t = kunit_kcalloc(test, TD_WALK_TASKS, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	while (added < TD_WALK_TASKS || k->p.nr_delayed) {
+		u64 r = td_walk_rng(&rng);
+		unsigned int due_now = 0, n, seen = 0;
+		struct tdispatch_task *it, *prev;
+
+		/* A lost task would keep the walk going: fail instead. */
+		KUNIT_ASSERT_LT(test, steps++, 100000);
+		if (added < TD_WALK_TASKS && r % 3) {
+			/* 1 ns to about 4.9 hours ahead: every level but the top. */
+			u64 ahead = 1 + (td_walk_rng(&rng) >> (20 + r % 44));
+
+			t[added] = td_add_later(k, added + 1, now + ahead, now);
+			added++;
+			continue;
+		}
+		if (added && !(r % 5)) {
+			it = t[td_walk_rng(&rng) % added];
+			if (it->state != TD_TASK_DELAYED)
+				continue;
+			ret = r & 8 ? td_pending_cancel(&k->p, it->id, &k->reap) :
+				      td_pending_release(&k->p, it->id, now, &k->reap);
+			KUNIT_EXPECT_EQ(test, ret, 0);
+			td_check(k);
+			continue;
+		}
+		/* To the wheel's next time, or a random step past it. */
+		now = td_pending_next_delayed(&k->p);
+		if (now == KTIME_MAX || r & 16)
+			now = last + (td_walk_rng(&rng) >> (24 + r % 40));
+		now = max(now, last);
+		for (i = 0; i < added; i++)
+			due_now += t[i]->state == TD_TASK_DELAYED && t[i]->not_before <= now;
+		n = k->p.nr_pending;
+		td_promote(k, now, due_now);
+		for (i = 0; i < added; i++)
+			if (t[i]->state == TD_TASK_DELAYED)
+				KUNIT_EXPECT_GT(test, t[i]->not_before, now);
+		/* The newcomers are at the tail of the line, by (due, arrival). */
+		prev = NULL;
+		list_for_each_entry(it, &k->p.order, order) {
+			if (seen++ < n)
+				continue;
+			KUNIT_EXPECT_LE(test, it->not_before, now);
+			if (prev)
+				KUNIT_EXPECT_TRUE(test, prev->not_before < it->not_before ||
+						  (prev->not_before == it->not_before &&
+						   prev->id < it->id));
+			prev = it;
+		}
+		last = now;
+		/* Batch the line away, to keep room for what comes next. */
+		while (k->p.nr_pending) {
+			struct td_batch b;
+
+			b.nr = td_pending_cut(&k->p, now, k->p.max_batch, b.tasks, &k->reap);
+			KUNIT_ASSERT_GT(test, b.nr, 0);
+			td_complete(k, &b, TDISPATCH_DONE);
+		}
+	}
+	for (i = 0, left = 0; i < added; i++)
+		left += t[i]->state == TD_TASK_DELAYED;
+	KUNIT_EXPECT_EQ(test, left, 0);
+	for (i = 0; i < TD_WHEEL_LEVELS; i++)
+		KUNIT_EXPECT_EQ(test, k->p.delayed.map[i], 0);
+}
+
 static struct kunit_case td_pending_cases[] = {
 	KUNIT_CASE(td_test_add_keeps_order),
 	KUNIT_CASE(td_test_coalesce),
@@ -1437,6 +1677,14 @@ static struct kunit_case td_delayed_cases[] = {
 	{}
 };
 
+static struct kunit_case td_wheel_cases[] = {
+	KUNIT_CASE(td_test_wheel_levels),
+	KUNIT_CASE(td_test_wheel_equal_times),
+	KUNIT_CASE(td_test_wheel_cancel),
+	KUNIT_CASE(td_test_wheel_random),
+	{}
+};
+
 static struct kunit_case td_periodic_cases[] = {
 	KUNIT_CASE(td_test_periodic_due),
 	KUNIT_CASE(td_test_periodic_timeout_backoff),
@@ -1468,12 +1716,13 @@ TD_SUITE(expiry);
 TD_SUITE(exclusion);
 TD_SUITE(cancel);
 TD_SUITE(delayed);
+TD_SUITE(wheel);
 TD_SUITE(periodic);
 TD_SUITE(shaper);
 
 kunit_test_suites(&td_pending_suite, &td_overflow_suite, &td_batch_suite,
 		  &td_expiry_suite, &td_exclusion_suite, &td_cancel_suite,
-		  &td_delayed_suite, &td_periodic_suite, &td_shaper_suite);
+		  &td_delayed_suite, &td_wheel_suite, &td_periodic_suite, &td_shaper_suite);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests of the tdispatch pending set, shaper and periodic tasks");

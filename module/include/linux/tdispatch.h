@@ -122,15 +122,16 @@ struct tdispatch_task {
 	/* private: */
 	u8 state;
 	u8 flags;
-	ktime_t queued;
+	ktime_t queued;		/* its place in line; while delayed, its arrival */
 	/*
 	 * A delayed task is off the input list and on no order list; the reap
-	 * list uses ->order only once the task has left both delayed trees.
+	 * list uses ->order only once the task has left the delayed set.
 	 */
 	union {
 		struct llist_node input;
 		struct list_head order;
 		struct rb_node tnode;
+		struct hlist_node tslot;
 	};
 	struct rb_node node;
 	union {
