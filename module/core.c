@@ -15,6 +15,9 @@
 
 #include "internal.h"
 
+/* Watchers of a key let in under one hold of the lock. */
+#define TD_RELEASE_CHUNK	256
+
 static bool td_config_valid(const struct tdispatch_config *cfg)
 {
 	return cfg->max_buffer >= 1 && cfg->max_buffer <= TD_MAX_BUFFER &&
@@ -81,6 +84,7 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	d->ops = ops;
 	d->priv = priv;
 	init_waitqueue_head(&d->idle_wait);
+	init_waitqueue_head(&d->filed_wait);
 	mutex_init(&d->lock);
 	spin_lock_init(&d->observers_lock);
 	INIT_LIST_HEAD(&d->observers);
@@ -224,7 +228,9 @@ EXPORT_SYMBOL_GPL(tdispatch_release);
  * As tdispatch_release() for each of them, in one call: Kafka's purgatory
  * completing the operations that watch a key.  Counted in
  * &tdispatch_stats.released (each) and .key_releases (the call).  Keys
- * are found in O(log n).
+ * are found in O(log n).  The tasks are let in a chunk at a time, the
+ * dispatcher's lock dropped in between: a watcher submitted meanwhile may
+ * be let in too.
  *
  * Process context; may sleep.
  *
@@ -232,7 +238,37 @@ EXPORT_SYMBOL_GPL(tdispatch_release);
  */
 int tdispatch_release_key(struct tdispatch *d, u64 key)
 {
-	return td_locked_op(d, key, td_pending_release_key);
+	unsigned int limit = 0;
+	int nr, total = 0;
+
+	might_sleep();
+	/*
+	 * In chunks, the lock dropped in between, so that the acceptor and
+	 * the workers go on while a key that a million tasks watch is let in;
+	 * no more than were delayed when it began (input drained), lest
+	 * newcomers keep it busy.
+	 */
+	do {
+		LIST_HEAD(reap);
+		ktime_t now;
+
+		mutex_lock(&d->lock);
+		now = ktime_get();
+		td_drain_input(d, now, &reap);
+		if (!total)
+			limit = d->pending.nr_delayed;
+		nr = td_pending_release_key(&d->pending, key, TD_RELEASE_CHUNK, now, &reap);
+		if (nr > 0 && !total)
+			d->pending.key_releases++;
+		td_delayed_sync(d);
+		mutex_unlock(&d->lock);
+		td_reap(d, &reap);
+		td_kick(d);
+		if (nr > 0)
+			total += nr;
+		cond_resched();
+	} while (nr == TD_RELEASE_CHUNK && total < limit);
+	return total ?: -ENOENT;
 }
 EXPORT_SYMBOL_GPL(tdispatch_release_key);
 

@@ -64,6 +64,19 @@ void td_batch_redeliver(struct tdispatch_batch *b)
 	container_of(b, struct td_slot, batch)->redeliver = true;
 }
 
+/*
+ * How many batches @b's slot has filed (counted, their ended tasks reaped
+ * and their events queued).  Read while @b is being processed, the count
+ * plus one is the value that says @b itself has been filed: the char
+ * device's COMPLETE waits for it, so that its caller reads its own
+ * completion in the counters and events.
+ */
+unsigned long td_batch_filed(struct tdispatch_batch *b)
+{
+	/* Pairs with the release in td_batch_work(). */
+	return smp_load_acquire(&container_of(b, struct td_slot, batch)->filed);
+}
+
 /* A due batch no longer waits for tokens: count the time it did. */
 void td_throttle_end(struct tdispatch *d, ktime_t now)
 {
@@ -348,5 +361,9 @@ void td_batch_work(struct work_struct *work)
 	mutex_unlock(&d->lock);
 
 	td_reap(d, &reap);
+	/* The counts and events above before the news: td_batch_filed(). */
+	smp_store_release(&slot->filed, slot->filed + 1);
+	if (wq_has_sleeper(&d->filed_wait))
+		wake_up_all(&d->filed_wait);
 	td_kick(d);
 }

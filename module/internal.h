@@ -16,7 +16,12 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#define TDISPATCH_MODULE_VERSION	"0.2.0"
+#include "wheel.h"
+
+/* From the top-level VERSION file, through Kbuild: the one place it is set. */
+#ifndef TDISPATCH_MODULE_VERSION
+#error "TDISPATCH_MODULE_VERSION comes from Kbuild (the VERSION file)"
+#endif
 
 #define TD_NAME_LEN		24
 
@@ -83,10 +88,11 @@ enum td_item_state {
  * one.  The order list holds every pending task, waiting ones included,
  * oldest place in line first, retries at the head.
  *
- * Tasks whose not_before time has not come are kept apart, in two trees
- * that each hold one task per id: ->delayed by not_before (equal times in
- * arrival order) through ->tnode, ->delayed_ids by id through ->node.
- * They touch nothing in the set proper until td_pending_promote().
+ * Tasks whose not_before time has not come are kept apart, one per id:
+ * in ->delayed, a timing wheel (module/wheel.c) through ->tnode or
+ * ->tslot, which lets them in by not_before time, equal times in arrival
+ * order; and in ->delayed_ids, by id through ->node.  They touch nothing
+ * in the set proper until td_pending_promote().
  */
 struct td_pending {
 	struct rb_root tree;
@@ -94,9 +100,9 @@ struct td_pending {
 	unsigned int nr_pending;	/* on the order list */
 	unsigned int nr_waiting;	/* of those, behind an in-flight id */
 	unsigned int nr_inflight;	/* in batches */
-	struct rb_root_cached delayed;
+	struct td_wheel delayed;
 	struct rb_root delayed_ids;
-	unsigned int nr_delayed;	/* in both delayed trees */
+	unsigned int nr_delayed;	/* in both */
 	struct rb_root watchers;	/* of the delayed tasks that watch a key */
 	unsigned int max_buffer;
 	unsigned int max_batch;
@@ -124,7 +130,7 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 			 struct list_head *reap);
 int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap);
 int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_head *reap);
-int td_pending_release_key(struct td_pending *p, u64 key, ktime_t now,
+int td_pending_release_key(struct td_pending *p, u64 key, unsigned int max, ktime_t now,
 			   struct list_head *reap);
 void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
 			    struct list_head *reap);
@@ -216,6 +222,7 @@ struct td_slot {
 	struct work_struct work;
 	struct tdispatch *d;
 	bool redeliver;			/* set by td_batch_redeliver() */
+	unsigned long filed;		/* batches counted and reaped; td_batch_filed() */
 	struct tdispatch_batch batch;
 };
 
@@ -244,6 +251,7 @@ struct tdispatch {
 	bool kick;			/* acceptor: look again */
 	unsigned long idle_seq;		/* bumped each time it finds all idle */
 	wait_queue_head_t idle_wait;
+	wait_queue_head_t filed_wait;	/* td_batch_filed() moved on */
 
 	struct mutex lock;		/* everything below */
 	struct td_pending pending;
@@ -312,6 +320,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		   const struct tdispatch_submit_opts *o, struct td_watcher *w);
 void td_stop_batches(struct tdispatch *d);
 void td_batch_redeliver(struct tdispatch_batch *b);
+unsigned long td_batch_filed(struct tdispatch_batch *b);
 bool td_idle(struct tdispatch *d);
 int td_acceptor_fn(void *arg);
 void td_batch_work(struct work_struct *work);

@@ -54,6 +54,7 @@ enum td_lease_state {
 struct td_lease {
 	struct list_head node;		/* ready, copying or taken list */
 	struct tdispatch_batch *batch;
+	unsigned long filed;		/* td_batch_filed() once it is filed */
 	u64 id;
 	fl_owner_t owner;
 	bool flushed;			/* its owner closed the file while COPYING */
@@ -63,13 +64,18 @@ struct td_lease {
 
 struct td_payload {
 	u32 len;
+	u32 held;	/* bytes counted against the bound, given back at free */
 	u8 data[];
 };
 
-/* What a task of @len payload bytes holds: the bound counts all of it. */
-static size_t td_task_bytes(u32 len)
+/*
+ * What a task of @len payload bytes holds: the bound counts all of it,
+ * its watch key too (freed earlier than the task, so counted to the end).
+ */
+static size_t td_task_bytes(u32 len, bool watch)
 {
-	return sizeof(struct td_payload) + len + sizeof(struct tdispatch_task);
+	return sizeof(struct td_payload) + len + sizeof(struct tdispatch_task) +
+	       (watch ? sizeof(struct td_watcher) : 0);
 }
 
 struct td_user {
@@ -96,14 +102,14 @@ struct td_user {
  * A user's payload of @len bytes at @uptr, copied in and counted against
  * the dispatcher's bound; give it back with td_payload_free().
  */
-static struct td_payload *td_payload_new(struct td_user *u, u64 uptr, u32 len)
+static struct td_payload *td_payload_new(struct td_user *u, u64 uptr, u32 len, bool watch)
 {
 	struct td_payload *p;
 	size_t bytes;
 
 	if (!len || len > TDISPATCH_PAYLOAD_MAX)
 		return ERR_PTR(-EINVAL);
-	bytes = td_task_bytes(len);
+	bytes = td_task_bytes(len, watch);
 	if (atomic_long_add_return(bytes, &u->bytes) > TD_USER_MAX_BYTES) {
 		p = ERR_PTR(-ENOSPC);
 		goto unaccount;
@@ -114,6 +120,7 @@ static struct td_payload *td_payload_new(struct td_user *u, u64 uptr, u32 len)
 		goto unaccount;
 	}
 	p->len = len;
+	p->held = bytes;
 	if (!copy_from_user(p->data, u64_to_user_ptr(uptr), len))
 		return p;
 	kfree(p);
@@ -125,7 +132,7 @@ unaccount:
 
 static void td_payload_free(struct td_user *u, struct td_payload *p)
 {
-	atomic_long_sub(td_task_bytes(p->len), &u->bytes);
+	atomic_long_sub(p->held, &u->bytes);
 	kfree(p);
 }
 
@@ -143,7 +150,11 @@ static bool td_lease_left(struct td_lease *l)
 static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
 	struct td_user *u = tdispatch_priv(d);
-	struct td_lease l = { .batch = b, .state = TD_LEASE_READY };
+	struct td_lease l = {
+		.batch = b,
+		.filed = td_batch_filed(b) + 1,
+		.state = TD_LEASE_READY,
+	};
 	enum tdispatch_result res;
 
 	mutex_lock(&u->lock);
@@ -300,7 +311,8 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 	int ret;
 
 	p = (ut->flags & ~TDISPATCH_UTASK_WATCH) ? ERR_PTR(-EINVAL) :
-		td_payload_new(u, ut->payload, ut->payload_len);
+		td_payload_new(u, ut->payload, ut->payload_len,
+			       (ut->flags & TDISPATCH_UTASK_WATCH) && o.not_before);
 	if (IS_ERR(p)) {
 		atomic_long_inc(&u->rejected);
 		return PTR_ERR(p);
@@ -500,7 +512,9 @@ static int td_results_apply(struct tdispatch_batch *b, const struct tdispatch_ta
 static int td_ioctl_complete(struct td_user *u, void __user *uarg)
 {
 	struct tdispatch_task_result *r;
+	struct tdispatch_batch *batch = NULL;
 	struct tdispatch_complete c;
+	unsigned long filed = 0;
 	struct td_lease *l;
 	int ret;
 
@@ -523,15 +537,26 @@ static int td_ioctl_complete(struct td_user *u, void __user *uarg)
 		if (!ret) {
 			list_del(&l->node);
 			l->result = c.result;
+			batch = l->batch;
+			filed = l->filed;
+			/* @l is the kworker's, gone once it sees this. */
 			WRITE_ONCE(l->state, TD_LEASE_DONE);
 		}
 		break;
 	}
 	mutex_unlock(&u->lock);
-	if (!ret)
-		wake_up_all(&u->lease_wait);
 	kvfree(r);
-	return ret;
+	if (ret)
+		return ret;
+	wake_up_all(&u->lease_wait);
+	/*
+	 * Read your own completion: return once the kworker has counted the
+	 * batch and queued its events, so that STATS, QUERY and read() that
+	 * follow show it.  No lock is held; a fatal signal cuts it short.
+	 */
+	wait_event_killable(u->d->filed_wait,
+			    (long)(td_batch_filed(batch) - filed) >= 0);
+	return 0;
 }
 
 static int td_ioctl_set_rate(struct td_user *u, void __user *uarg)
@@ -565,7 +590,7 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 		return ret;
 	if (a.flags)
 		return -EINVAL;
-	p = td_payload_new(u, a.payload, a.payload_len);
+	p = td_payload_new(u, a.payload, a.payload_len, false);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
 	pc = (struct tdispatch_periodic) {

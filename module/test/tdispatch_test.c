@@ -1084,6 +1084,9 @@ static void test_max_attempts_end_exhausted(struct tcase *t)
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
 
+/* tdispatch_release_key() lets watchers in 256 at a time. */
+#define TD_MANY_WATCHERS	600
+
 static void test_release_lets_a_delayed_task_in(struct tcase *t)
 {
 	struct tdispatch_submit_opts watch = { .watch = true, .watch_key = 9 };
@@ -1091,8 +1094,9 @@ static void test_release_lets_a_delayed_task_in(struct tcase *t)
 	struct tdispatch_stats st;
 	struct recorder *r;
 	ktime_t later;
+	unsigned int i;
 
-	cfg.max_delayed = 16;
+	cfg.max_delayed = 1024;
 	r = rec_start(t, &cfg);
 	if (!r)
 		return;
@@ -1122,6 +1126,23 @@ static void test_release_lets_a_delayed_task_in(struct tcase *t)
 	tdispatch_get_stats(r->d, &st);
 	T_EXPECT_EQ(t, st.released, 3);
 	T_EXPECT_EQ(t, st.key_releases, 1);
+
+	/*
+	 * More watchers than one chunk of the release, most of them still on
+	 * the input lists: one call lets every one in, counted once.
+	 */
+	watch.watch_key = 11;
+	watch.not_before = later;
+	for (i = 0; i < TD_MANY_WATCHERS; i++)
+		T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 100 + i, (void *)1, &watch,
+						     GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_release_key(r->d, 11), TD_MANY_WATCHERS);
+	if (rec_wait_released(t, r, 4 + TD_MANY_WATCHERS))
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 4 + TD_MANY_WATCHERS);
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.released, 3 + TD_MANY_WATCHERS);
+	T_EXPECT_EQ(t, st.key_releases, 2);
+	T_EXPECT_EQ(t, st.delayed, 0);
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
 
