@@ -4,28 +4,31 @@
 #   make                 module (against KDIR), tools/ and selftests/
 #   make KDIR=/path      build the module against another kernel tree
 #   make check           install deps, lint, run every test in QEMU
-#   make check KERNELS=debug   the same on one kernel (6.1, 6.12, debug)
+#   make check KERNELS=debug   the same on one kernel (6.1, 6.12, rt, debug)
 #   make check-loaded    make check three times beside stress-ng --cpu 1 (RUNS=, LOAD=)
 #   make bench           run the benchmarks (module/bench/) in the VM
-#   make bench BENCH_KERNEL=debug   the same on the debug kernel
+#   make bench BENCH_KERNEL=rt   the same on another kernel (6.1, rt, debug)
 #   make bench BENCH_ARGS="reps=1"  with module parameters for every benchmark
+#   make bench BENCH_ONLY=td_timer_bench   only those benchmark modules
 #   make fuzz            run the ioctl fuzzer alone in a VM (KERNEL=6.12 SEED= CALLS=)
 #   make demo            boot the VM with the module and show it working
 #   make vm              boot the VM with the module and give a shell
 #   make lint            checkpatch --strict, kernel-doc, sparse
-#   make install         install the module for the running kernel
+#   make dkms-deb        build/tdispatch-dkms_<version>_amd64.deb (DKMS source, tdctl, lib)
+#   make lib             libtdispatch (tools/lib/tdispatch/): .a, .so, .pc
+#   make install         install the module for the running kernel, tdctl, libtdispatch
 
 # The running kernel's build tree when there is one, else the newest
 # Debian headers installed.
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
-	$(lastword $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V)))
+	$(lastword $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | grep -v -- -rt- | sort -V)))
 KSRC = $(shell scripts/src-tree.sh)
-KERNELS ?= 6.1 6.12 debug
+KERNELS ?= 6.1 6.12 rt debug
 VM_KERNEL ?= 6.12
 BENCH_KERNEL ?= 6.12
 KERNEL ?= 6.12
 
-all: module tools selftests
+all: module tools lib selftests
 
 module:
 	@test -n "$(KDIR)" || { echo "no kernel headers found; run scripts/deps.sh or set KDIR" >&2; exit 1; }
@@ -34,6 +37,10 @@ module:
 tools:
 	$(MAKE) -C tools
 
+# libtdispatch: static, shared and pkg-config (tools/lib/tdispatch/).
+lib:
+	$(MAKE) -C tools/lib/tdispatch
+
 selftests:
 	$(MAKE) -C selftests KSFT_DIR=$(KSRC)/tools/testing/selftests
 
@@ -41,6 +48,7 @@ install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	install -D -m 0644 scripts/60-tdispatch.rules /etc/udev/rules.d/60-tdispatch.rules
 	$(MAKE) -C tools install
+	$(MAKE) -C tools/lib/tdispatch install
 
 check:
 	KERNELS="$(KERNELS)" scripts/check.sh
@@ -48,13 +56,19 @@ check:
 check-loaded:
 	KERNELS="$(KERNELS)" RUNS="$(RUNS)" LOAD="$(LOAD)" scripts/check-loaded.sh
 
+# build/tdispatch-dkms_<version>_amd64.deb (see scripts/dkms-deb.sh).
+dkms-deb:
+	scripts/deps.sh
+	scripts/dkms-deb.sh
+
 lint:
 	scripts/deps.sh
 	scripts/lint.sh
 
 bench:
 	scripts/deps.sh
-	BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" scripts/bench.sh
+	BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" BENCH_ONLY="$(BENCH_ONLY)" \
+		scripts/bench.sh
 
 fuzz:
 	KERNEL="$(KERNEL)" SEED="$(SEED)" CALLS="$(CALLS)" scripts/fuzz.sh
@@ -70,7 +84,8 @@ vm:
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools clean
+	$(MAKE) -C tools/lib/tdispatch clean
 	$(MAKE) -C selftests clean
 	rm -rf build
 
-.PHONY: all module tools selftests install check check-loaded lint bench fuzz demo vm clean
+.PHONY: all module tools lib selftests install check check-loaded dkms-deb lint bench fuzz demo vm clean

@@ -21,6 +21,10 @@
 
 #include "internal.h"
 
+/* The VERSION file's release must fit, with its NUL. */
+static_assert(sizeof(TDISPATCH_MODULE_VERSION) <=
+	      sizeof_field(struct tdispatch_version, module_version));
+
 static long td_ioctl_version(struct tdispatch_version __user *uarg)
 {
 	struct tdispatch_version kver = {
@@ -29,6 +33,7 @@ static long td_ioctl_version(struct tdispatch_version __user *uarg)
 	};
 	u32 usize;
 
+	strscpy(kver.module_version, TDISPATCH_MODULE_VERSION, sizeof(kver.module_version));
 	if (get_user(usize, &uarg->size))
 		return -EFAULT;
 	if (usize < TDISPATCH_VERSION_SIZE_VER0)

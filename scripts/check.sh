@@ -3,22 +3,23 @@
 # make check: install what is missing, lint, build the debug kernel, then
 # for each kernel build the module, boot a VM, run every test and judge the
 # kernel log; prove the judge with planted bugs; print the totals.
-#   KERNELS="6.1 6.12 debug"  which kernels to test (default: all three)
+#   KERNELS="6.1 6.12 rt debug"  which kernels to test (default: all four;
+#                             rt is Debian's PREEMPT_RT 6.12)
 #   VM_TIMEOUT=2400           seconds a VM may run at most (a stalled one is
 #                             caught by the heartbeat watchdog long before)
 #   VM_STALL=90               seconds without the guest's heartbeat before
 #                             the VM counts as stalled (then retried once)
 #   VM_TCG=single|multi       TCG threading of the VMs (default single)
 #   LINT=0                    skip the static checks (for quick iterations)
+#   DKMS=0                    skip building and installing the DKMS package
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-kernels=${KERNELS:-6.1 6.12 debug}
+kernels=${KERNELS:-6.1 6.12 rt debug}
 tmo=${VM_TIMEOUT:-2400}
 t0=$(date +%s)
 
 "$TD_TOP/scripts/deps.sh"
-[ "${LINT:-1}" = 0 ] || "$TD_TOP/scripts/lint.sh"
 
 user=$TD_BUILD/user
 td_build_user "$user"
@@ -48,11 +49,41 @@ run_vm() {
 	fi
 }
 
+# The DKMS package, installed here and built by DKMS for 6.1 and 6.12; the
+# 6.12 VM runs the module DKMS built.
+dkms_ko=
+if [ "${DKMS:-1}" != 0 ]; then
+	if dkms_ko=$("$TD_TOP/scripts/dkms-check.sh"); then
+		echo "dkms: tdispatch-dkms $(cat "$TD_TOP/VERSION") installed, built for 6.1 and 6.12" >>"$summary"
+	else
+		echo "dkms: FAILED (see above)" >>"$summary"
+		status=1
+		dkms_ko=
+	fi
+fi
+
+# Lint from the tree the package put under /usr/src, which is not a git
+# checkout: a release tarball must pass it too.
+if [ "${LINT:-1}" != 0 ]; then
+	export_top=/usr/src/tdispatch-$(cat "$TD_TOP/VERSION")
+	if [ -n "$dkms_ko" ] && [ -x "$export_top/scripts/lint.sh" ]; then
+		td_log "lint: from $export_top, an exported tree"
+		TD_BUILD=$TD_BUILD/export "$export_top/scripts/lint.sh"
+		echo "lint: clean, run from $export_top (not a git checkout)" >>"$summary"
+	else
+		"$TD_TOP/scripts/lint.sh"
+	fi
+fi
+
 for k in $kernels; do
 	td_kernel "$k"
 	out=$TD_BUILD/vm-$k
 	td_log "kernel $k: building modules against $td_kdir"
 	td_build_modules "$td_kdir" "$out"
+	if [ "$k" = 6.12 ] && [ -n "$dkms_ko" ]; then
+		cp "$dkms_ko" "$out/mod/tdispatch.ko"
+		echo "  6.12: tdispatch.ko as DKMS built it" >>"$summary"
+	fi
 	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user"
 	td_log "kernel $k: booting $td_kimg"
 	run_vm "$td_kimg" "$out/initrd.gz" check "$out/log" "$tmo"
@@ -87,6 +118,14 @@ case " $kernels " in
 	"$TD_TOP/scripts/ktap.py" --expect-planted planted "$out/log" >>"$summary" || status=1
 	;;
 esac
+
+# The package's work here is done: leave the machine as it was, so that a
+# kernel installed later does not get our module built into it.
+if [ -n "$dkms_ko" ]; then
+	sudo=
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	$sudo dpkg -r tdispatch-dkms >/dev/null 2>&1 || true
+fi
 
 echo
 echo "== tdispatch check summary ($(( $(date +%s) - t0 ))s) =="

@@ -9,7 +9,8 @@ pkgs="make gcc libc6-dev python3 qemu-system-x86 busybox-static cpio gzip xz-uti
 	kmod bc flex bison libelf-dev libssl-dev sparse
 	linux-image-cloud-amd64 linux-headers-cloud-amd64
 	linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64
-	linux-source-6.12 stress-ng"
+	linux-headers-6.12-rt-amd64
+	linux-source-6.12 stress-ng dkms openssl"
 
 missing=
 for p in $pkgs; do
@@ -19,13 +20,30 @@ for p in $pkgs; do
 	*) missing="$missing $p" ;;
 	esac
 done
-[ -z "$missing" ] && exit 0
-
 sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo
-td_log "installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-# shellcheck disable=SC2086
-$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
-td_log "installed:$missing"
+if [ -n "$missing" ]; then
+	td_log "installing:$missing"
+	$sudo apt-get update -qq
+	# shellcheck disable=SC2086
+	$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	td_log "installed:$missing"
+fi
+
+# The PREEMPT_RT image, for the rt lane, is unpacked into the cache, not
+# installed: installed, it would become this machine's default boot entry.
+rt_hdr=$(ls -d /usr/src/linux-headers-6.12.*-rt-amd64 2>/dev/null | sort -V | tail -n 1)
+[ -n "$rt_hdr" ] || td_die "no PREEMPT_RT 6.12 headers in /usr/src"
+kver=${rt_hdr#/usr/src/linux-headers-}
+dir=$TD_CACHE/rt-$kver
+if [ ! -e "$dir/boot/vmlinuz-$kver" ]; then
+	td_log "fetching linux-image-$kver into $dir"
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt-get download -qq "linux-image-$kver" 2>/dev/null) ||
+		td_die "apt-get download linux-image-$kver failed"
+	mkdir -p "$dir"
+	dpkg-deb -x "$tmp"/linux-image-*.deb "$dir"
+	rm -rf "$tmp"
+	[ -e "$dir/boot/vmlinuz-$kver" ] || td_die "no vmlinuz-$kver in linux-image-$kver"
+fi

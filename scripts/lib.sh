@@ -44,8 +44,17 @@ td_kernel() {
 		td_kdir=/usr/src/linux-headers-${td_kimg#/boot/vmlinuz-}
 		[ -d "$td_kdir" ] || td_die "$td_kdir missing (run scripts/deps.sh)"
 		;;
+	rt)
+		# Debian's PREEMPT_RT 6.12: spinlocks sleep, interrupts are
+		# threads.  deps.sh unpacks its image into the cache.
+		td_kimg=$(ls -d "$TD_CACHE"/rt-*/boot/vmlinuz-6.12.[0-9]*-rt-amd64 2>/dev/null |
+			sort -V | tail -n 1)
+		[ -n "$td_kimg" ] || td_die "no Debian 6.12 rt kernel in $TD_CACHE (run scripts/deps.sh)"
+		td_kdir=/usr/src/linux-headers-${td_kimg##*/vmlinuz-}
+		[ -d "$td_kdir" ] || td_die "$td_kdir missing (run scripts/deps.sh)"
+		;;
 	*)
-		td_die "unknown kernel '$1' (use 6.1, 6.12 or debug)"
+		td_die "unknown kernel '$1' (use 6.1, 6.12, rt or debug)"
 		;;
 	esac
 }
@@ -59,7 +68,7 @@ td_build_modules() {
 	shift 2
 	rm -rf "$out/src" "$out/mod"
 	mkdir -p "$out/src" "$out/mod"
-	cp -r "$TD_TOP/Kbuild" "$TD_TOP/module" "$TD_TOP/uapi" "$out/src/"
+	cp -r "$TD_TOP/Kbuild" "$TD_TOP/VERSION" "$TD_TOP/module" "$TD_TOP/uapi" "$out/src/"
 	# A module built in the work tree from a source since renamed must not
 	# ride along and be loaded as if it were a test.
 	find "$out/src" -name '*.ko' -delete
@@ -89,4 +98,11 @@ td_build_user() {
 		td_die "selftests build failed"
 	make -s -C "$TD_TOP/tools" OUTPUT="$1" LDFLAGS=-static >&2 ||
 		td_die "tools build failed"
+	# tdctl's test, a script.
+	install -m 0755 "$TD_TOP/tools/tdctl_test.sh" "$1/tdctl_test"
+	# libtdispatch's objects apart, its test with the others.
+	mkdir -p "$1/../lib"
+	make -s -C "$TD_TOP/tools/lib/tdispatch" OUTPUT="$1/../lib" TEST_OUTPUT="$1" \
+		KSFT_DIR="$src/tools/testing/selftests" LDFLAGS=-static test >&2 ||
+		td_die "libtdispatch build failed"
 }

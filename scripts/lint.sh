@@ -11,7 +11,16 @@ set -eu
 src=$(td_src_tree)
 cd "$TD_TOP"
 fail=0
-files=$(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '\.mod\.c$' | sort)
+# Our sources: git's list in a checkout, else (a release tarball, the
+# DKMS tree) every C file outside the build output.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	files=$(git ls-files -co --exclude-standard -- '*.c' '*.h')
+else
+	files=$(for d in module uapi tools selftests; do
+		[ ! -d "$d" ] || find "$d" -name '*.[ch]'
+	done)
+fi
+files=$(printf '%s\n' $files | grep -v '\.mod\.c$' | sort)
 
 if ! out=$(perl "$src/scripts/checkpatch.pl" --strict --no-tree --terse \
 		--show-types -f $files 2>&1); then

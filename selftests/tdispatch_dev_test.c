@@ -56,6 +56,25 @@ TEST_F(dev, version_reports_abi)
 	EXPECT_EQ(0, v.features & ~TDISPATCH_FEAT_ALL);
 }
 
+/* The release in VERSION is the one modinfo and sysfs show. */
+TEST_F(dev, version_names_the_module_release)
+{
+	struct tdispatch_version v = { .size = sizeof(v) };
+	char sys[32] = "";
+	FILE *f;
+
+	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v));
+	ASSERT_EQ(TDISPATCH_VERSION_SIZE_VER1, v.size);
+	ASSERT_NE(NULL, memchr(v.module_version, 0, sizeof(v.module_version)));
+	EXPECT_NE(0, v.module_version[0]);
+	f = fopen("/sys/module/tdispatch/version", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(sys, sizeof(sys), f));
+	fclose(f);
+	sys[strcspn(sys, "\n")] = 0;
+	EXPECT_STREQ(sys, v.module_version);
+}
+
 TEST_F(dev, version_larger_struct_gets_kernel_size)
 {
 	struct {

@@ -30,6 +30,8 @@
  * @abi_version: out: %TDISPATCH_ABI_VERSION of the running module.
  * @features: out: bitmap of %TDISPATCH_FEAT_* the module supports; bits
  *	that a caller does not know must be ignored.
+ * @module_version: out: the module's release, NUL-terminated, as modinfo
+ *	and /sys/module/tdispatch/version show it (the package's version)
  *
  * Argument of %TDISPATCH_IOC_VERSION.
  */
@@ -37,9 +39,11 @@ struct tdispatch_version {
 	__u32 size;
 	__u32 abi_version;
 	__u64 features;
+	char module_version[16];
 };
 
 #define TDISPATCH_VERSION_SIZE_VER0	16
+#define TDISPATCH_VERSION_SIZE_VER1	32	/* adds module_version */
 
 /* Optional features; a caller must ignore bits it does not know. */
 #define TDISPATCH_FEAT_USER		_BITULL(0)	/* CREATE..STATS, read, poll */
