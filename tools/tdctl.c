@@ -70,6 +70,7 @@ static const char * const outcome_names[] = {
 	[TDISPATCH_OUTCOME_EXPIRED]	= "expired",
 	[TDISPATCH_OUTCOME_DROPPED]	= "dropped",
 	[TDISPATCH_OUTCOME_CANCELLED]	= "cancelled",
+	[TDISPATCH_OUTCOME_EXHAUSTED]	= "exhausted",
 };
 
 static const char * const state_names[] = {
@@ -81,7 +82,7 @@ static const char * const state_names[] = {
 
 /* The feature bits, as "tdctl version" names them. */
 static const char * const feature_names[] = {
-	"user", "named", "delayed", "periodic",
+	"user", "named", "delayed", "periodic", "lifecycle",
 };
 
 /*
@@ -245,9 +246,25 @@ static int open_dev(void)
 	return fd;
 }
 
-static int get_version(int fd, struct tdispatch_version *v)
+static unsigned long ioc_ver0(unsigned long req, __u32 size);
+
+/* VERSION, quietly: 0 or -1 with errno. */
+static int query_version(int fd, struct tdispatch_version *v)
 {
 	*v = (struct tdispatch_version) { .size = sizeof(*v) };
+	if (!ioctl(fd, TDISPATCH_IOC_VERSION, v))
+		return 0;
+	if (errno != ENOTTY)
+		return -1;
+	/* A module older than module_version knows only the first number. */
+	v->size = TDISPATCH_VERSION_SIZE_VER0;
+	return ioctl(fd, ioc_ver0(TDISPATCH_IOC_VERSION, v->size), v);
+}
+
+static int get_version(int fd, struct tdispatch_version *v)
+{
+	if (!query_version(fd, v))
+		return 0;
 	return td_ioctl(fd, TDISPATCH_IOC_VERSION, v, "version");
 }
 
@@ -279,12 +296,11 @@ static int env_fd(void)
 static bool ver0_module(int fd)
 {
 	static int ver0 = -1;
-	struct tdispatch_version v = { .size = sizeof(v) };
+	struct tdispatch_version v;
 
 	/* If VERSION fails, the call itself will say what is wrong. */
 	if (ver0 < 0)
-		ver0 = !ioctl(fd, TDISPATCH_IOC_VERSION, &v) &&
-		       !(v.features & TDISPATCH_FEAT_DELAYED);
+		ver0 = !query_version(fd, &v) && !(v.features & TDISPATCH_FEAT_DELAYED);
 	return ver0;
 }
 
@@ -497,6 +513,10 @@ static int cmd_version(int argc, char **argv)
 	close(fd);
 	if (ret)
 		return ret;
+	printf("tdctl_version:  %s\n", TDCTL_VERSION);
+	if (v.size >= TDISPATCH_VERSION_SIZE_VER1)
+		printf("module_version: %.*s\n", (int)sizeof(v.module_version),
+		       v.module_version);
 	printf("abi_version: %u\n", v.abi_version);
 	printf("features:    %#llx", ull(v.features));
 	print_features(v.features);
@@ -899,6 +919,9 @@ struct submission {
 	int fd;
 	__u64 deadline_ns;
 	__u64 not_before_ns;	/* a delay with TDISPATCH_SUBMIT_RELATIVE */
+	__u64 max_attempts;	/* the tasks' own; 0: the dispatcher's */
+	__u32 utask_flags;	/* TDISPATCH_UTASK_WATCH with --watch */
+	__u64 watch_key;
 	__u32 flags;
 	bool ver0;		/* a module without delayed tasks: 32-byte tasks */
 	const char *unit;	/* what pos[] counts: "task" or "line" */
@@ -1011,6 +1034,9 @@ static int submit_add(struct submission *s, unsigned long pos, const char *id,
 	t->status = 0;
 	t->deadline_ns = s->deadline_ns;
 	t->not_before_ns = s->not_before_ns;
+	t->max_attempts = s->max_attempts;
+	t->flags = s->utask_flags;
+	t->watch_key = s->watch_key;
 	s->pos[s->n] = pos;
 	s->owned[s->n] = owned;
 	if (++s->n < TDISPATCH_SUBMIT_MAX)
@@ -1060,11 +1086,14 @@ static int submit_args(struct submission *s, int argc, char **argv)
 static int cmd_submit(int argc, char **argv)
 {
 	/* Not given: UINT64_MAX is more than --delay-ms takes; --at-ns 0 is "now". */
-	__u64 deadline_ms = 0, delay_ms = UINT64_MAX, at_ns = 0;
+	__u64 deadline_ms = 0, delay_ms = UINT64_MAX, at_ns = 0, max_attempts = 0, key = 0;
+	const char *watch = NULL;
 	const struct opt opts[] = {
 		NUM_OPT("deadline-ms", &deadline_ms, 0, MS_MAX),
 		NUM_OPT("delay-ms", &delay_ms, 0, MS_MAX),
 		NUM_OPT("at-ns", &at_ns, 0, UINT64_MAX),
+		NUM_OPT("max-attempts", &max_attempts, 0, 65535),
+		STR_OPT("watch", &watch),
 		NAMED_OPT,
 		END_OPT,
 	};
@@ -1077,6 +1106,10 @@ static int cmd_submit(int argc, char **argv)
 		usage_exit(argv[0]);
 	if (delay_ms != UINT64_MAX && at_ns) {
 		fail("submit: --delay-ms and --at-ns both say when the tasks may start; give one");
+		usage_exit(argv[0]);
+	}
+	if (watch && (parse_u64(watch, &key) || (delay_ms == UINT64_MAX && !at_ns))) {
+		fail("submit: --watch KEY: a number, for delayed tasks (--delay-ms, --at-ns)");
 		usage_exit(argv[0]);
 	}
 	s = calloc(1, sizeof(*s));
@@ -1102,6 +1135,16 @@ static int cmd_submit(int argc, char **argv)
 	}
 	if (s->ver0)
 		s->flags = 0;	/* --delay-ms 0: at once, which it knows */
+	if ((max_attempts || watch) &&
+	    need_feature(s->fd, TDISPATCH_FEAT_LIFECYCLE, "--max-attempts and --watch")) {
+		free(s);
+		return 1;
+	}
+	s->max_attempts = max_attempts;
+	if (watch) {
+		s->utask_flags = TDISPATCH_UTASK_WATCH;
+		s->watch_key = key;
+	}
 	if (deadline_ms)
 		s->deadline_ns = now_ns() + deadline_ms * NSEC_PER_MSEC;
 	s->unit = from_stdin ? "line" : "task";
@@ -1128,7 +1171,10 @@ struct worker {
 	struct tdispatch_take tk;
 	struct tdispatch_ltask *tasks;
 	char *buf;
-	unsigned long batches, tasks_seen, lost;
+	/* Verdicts of single tasks, from --exec's $TDISPATCH_RESULTS file. */
+	struct tdispatch_task_result *verdicts;
+	__u32 nr_verdicts;
+	unsigned long batches, tasks_seen, lost, own_verdicts;
 	unsigned long results[ARRAY_SIZE(result_names)];
 };
 
@@ -1175,8 +1221,42 @@ static void write_batch(const struct worker *w, FILE *out)
 	}
 }
 
+/*
+ * A task's own verdict, "ID RESULT": kept if ID is in the batch (the last
+ * line for an ID wins), else reported and ignored.
+ */
+static void add_verdict(struct worker *w, __u64 id, const char *word)
+{
+	int result = lookup(result_names, ARRAY_SIZE(result_names), word);
+	__u32 i, v;
+
+	for (i = 0; i < w->tk.nr && w->tasks[i].id != id; i++)
+		;
+	if (result < 0 || i == w->tk.nr) {
+		fprintf(stderr, "tdctl: work: batch %llu: ignoring verdict '%llu %s'%s\n",
+			ull(w->tk.batch), ull(id), word,
+			result < 0 ? ": not a result" : ": no such task in the batch");
+		return;
+	}
+	for (v = 0; v < w->nr_verdicts && w->verdicts[v].id != id; v++)
+		;
+	w->verdicts[v] = (struct tdispatch_task_result) { .id = id, .result = result };
+	w->nr_verdicts += v == w->nr_verdicts;
+}
+
+/* What the command wrote to $TDISPATCH_RESULTS. */
+static void read_verdicts(struct worker *w, FILE *f)
+{
+	unsigned long long id;
+	char word[16];
+
+	rewind(f);
+	while (fscanf(f, "%llu %15s", &id, word) == 2)
+		add_verdict(w, id, word);
+}
+
 /* In the child: the batch on stdin, a few facts in the environment. */
-static void exec_batch(const struct worker *w, int in)
+static void exec_batch(const struct worker *w, int in, const char *results)
 {
 	char num[24];
 
@@ -1188,6 +1268,8 @@ static void exec_batch(const struct worker *w, int in)
 	setenv("TDISPATCH_BATCH", num, 1);
 	snprintf(num, sizeof(num), "%u", w->tk.nr);
 	setenv("TDISPATCH_BATCH_SIZE", num, 1);
+	if (results)
+		setenv("TDISPATCH_RESULTS", results, 1);
 	execl("/bin/sh", "sh", "-c", w->exec, (char *)NULL);
 	fail("/bin/sh: %s", strerror(errno));
 	_exit(127);
@@ -1200,19 +1282,35 @@ static __u32 exec_failed(const char *what)
 	return TDISPATCH_RESULT_TRANSIENT;
 }
 
-/* Run --exec for the batch and turn its exit status into a result. */
-static __u32 work_exec(const struct worker *w)
+/*
+ * Run --exec for the batch and turn its exit status into a result; the
+ * lines "ID RESULT" it writes to $TDISPATCH_RESULTS give single tasks
+ * their own.
+ */
+static __u32 work_exec(struct worker *w)
 {
-	FILE *out;
+	char results[] = "/tmp/tdctl-results.XXXXXX";
+	FILE *out, *verdicts = NULL;
 	pid_t pid;
-	int p[2], st;
+	int p[2], st, rfd;
 
-	if (pipe(p))
+	w->nr_verdicts = 0;
+	rfd = mkstemp(results);
+	if (rfd >= 0) {
+		verdicts = fdopen(rfd, "r");
+		if (!verdicts)
+			close(rfd);
+	}
+	if (pipe(p)) {
+		if (verdicts)
+			fclose(verdicts);
+		unlink(results);
 		return exec_failed("pipe");
+	}
 	pid = fork();
 	if (!pid) {
 		close(p[1]);
-		exec_batch(w, p[0]);
+		exec_batch(w, p[0], verdicts ? results : NULL);
 	}
 	close(p[0]);
 	out = pid < 0 ? NULL : fdopen(p[1], "w");
@@ -1225,6 +1323,12 @@ static __u32 work_exec(const struct worker *w)
 		fclose(out);	/* EPIPE if it did not read it all: its call */
 	}
 	st = wait_child(pid);
+	if (verdicts) {
+		if (pid > 0)
+			read_verdicts(w, verdicts);
+		fclose(verdicts);
+	}
+	unlink(results);
 	if (st == 0)
 		return TDISPATCH_RESULT_SUCCESS;
 	fprintf(stderr, "tdctl: work: batch %llu: command exited with %d\n",
@@ -1238,14 +1342,19 @@ static int work_complete(struct worker *w, __u32 result)
 		.size = sizeof(c),
 		.batch = w->tk.batch,
 		.result = result,
+		.results = (uintptr_t)w->verdicts,
+		.nr_results = w->nr_verdicts,
 	};
 
 	w->batches++;
 	w->tasks_seen += w->tk.nr;
 	if (!ioctl(w->fd, TDISPATCH_IOC_COMPLETE, &c)) {
 		w->results[result]++;
+		w->own_verdicts += w->nr_verdicts;
+		w->nr_verdicts = 0;
 		return 0;
 	}
+	w->nr_verdicts = 0;
 	if (errno != ENOENT)
 		return fail("work: complete: %s%s", strerror(errno), errno_hint(errno));
 	fail("work: batch %llu: its lease ran out before it was completed, so it is\n"
@@ -1263,7 +1372,8 @@ static void work_summary(const struct worker *w)
 		w->batches == 1 ? "" : "es", w->tasks_seen, plural(w->tasks_seen));
 	for (i = 0; i < ARRAY_SIZE(result_names); i++)
 		fprintf(stderr, " %lu %s,", w->results[i], result_names[i]);
-	fprintf(stderr, " %lu lease%s expired\n", w->lost, plural(w->lost));
+	fprintf(stderr, " %lu lease%s expired, %lu task%s with a verdict of its own\n",
+		w->lost, plural(w->lost), w->own_verdicts, plural(w->own_verdicts));
 }
 
 static int work_loop(struct worker *w, __u64 count, __u64 timeout_ms)
@@ -1320,8 +1430,9 @@ static int cmd_work(int argc, char **argv)
 	if (w.fd < 0)
 		return 1;
 	w.tasks = calloc(BATCH_MAX, sizeof(*w.tasks));
+	w.verdicts = calloc(BATCH_MAX, sizeof(*w.verdicts));
 	w.buf = malloc(BATCH_MAX * TDISPATCH_PAYLOAD_MAX);
-	if (!w.tasks || !w.buf) {
+	if (!w.tasks || !w.buf || !w.verdicts) {
 		ret = fail("work: %s", strerror(ENOMEM));
 	} else {
 		signal(SIGPIPE, SIG_IGN);
@@ -1329,6 +1440,7 @@ static int cmd_work(int argc, char **argv)
 		work_summary(&w);
 	}
 	free(w.tasks);
+	free(w.verdicts);
 	free(w.buf);
 	return ret;
 }
@@ -1574,6 +1686,37 @@ static int cmd_cancel(int argc, char **argv)
 		return fail("cancel: task %llu is in flight; only a pending task can be cancelled",
 			    ull(a.id));
 	return fail("cancel: %s%s", strerror(errno), errno_hint(errno));
+}
+
+static int cmd_release(int argc, char **argv)
+{
+	const char *key = NULL;
+	const struct opt opts[] = { STR_OPT("key", &key), NAMED_OPT, END_OPT };
+	int first = parse_opts(argc, argv, opts);
+	struct tdispatch_id a = { .size = sizeof(a) };
+	int fd, ret;
+
+	want_operands(argc, argv, first, !key, !key);
+	if (parse_u64(key ? key : argv[first], &a.id)) {
+		fail("release: '%s' is not a number", key ? key : argv[first]);
+		usage_exit(argv[0]);
+	}
+	fd = dispatcher_fd(TDISPATCH_ATTACH_SUBMIT, 0);
+	if (fd < 0 || need_feature(fd, TDISPATCH_FEAT_LIFECYCLE, "early release"))
+		return 1;
+	ret = ioctl(fd, key ? TDISPATCH_IOC_RELEASE_KEY : TDISPATCH_IOC_RELEASE, &a);
+	if (ret >= 0 && key)
+		printf("released %d delayed task%s watching key %llu\n", ret, plural(ret),
+		       ull(a.id));
+	else if (ret >= 0)
+		printf("released delayed task %llu\n", ull(a.id));
+	else if (errno == ENOENT && key)
+		return fail("release: no delayed task watches key %llu", ull(a.id));
+	else if (errno == ENOENT)
+		return fail("release: no task with id %llu is delayed", ull(a.id));
+	else
+		return fail("release: %s%s", strerror(errno), errno_hint(errno));
+	return 0;
 }
 
 static int cmd_rate(int argc, char **argv)
@@ -1857,6 +2000,10 @@ static const struct cmd cmds[] = {
 	  "                    counted from the call that submits them\n"
 	  "  --at-ns T         the tasks wait until CLOCK_MONOTONIC time T, in ns;\n"
 	  "                    a time not in the future is at once\n"
+	  "  --max-attempts N  each task is leased at most N times (1-65535; 0, the\n"
+	  "                    default: the dispatcher's limit), then ends exhausted\n"
+	  "  --watch KEY       delayed tasks watch KEY: 'tdctl release --key KEY'\n"
+	  "                    lets them all in at once\n"
 	  NAMED_HELP, true },
 	{ "work", cmd_work,
 	  "[--exec CMD] [--result RESULT] [--count N] [--timeout-ms N]",
@@ -1866,7 +2013,10 @@ static const struct cmd cmds[] = {
 	  "standard input, and TDISPATCH_BATCH (the lease) and TDISPATCH_BATCH_SIZE\n"
 	  "in its environment; its exit status completes the batch: 0 is success,\n"
 	  "75 (EX_TEMPFAIL) transient (retried after a hold-off), anything else\n"
-	  "permanent (the tasks fail).  Without --exec, prints the tasks as\n"
+	  "permanent (the tasks fail).  Lines \"ID RESULT\" (success, congestion,\n"
+	  "transient, permanent) that CMD writes to the file $TDISPATCH_RESULTS give\n"
+	  "those tasks a result of their own; only the tasks that need a retry go\n"
+	  "back.  Without --exec, prints the tasks as\n"
 	  "\"ID PAYLOAD\" lines and completes each batch with --result.  A summary\n"
 	  "goes to standard error at the end.  If this process dies, the batch it\n"
 	  "holds is delivered again at once.\n"
@@ -1930,6 +2080,18 @@ static const struct cmd cmds[] = {
 	  "A named dispatcher needs the same rights as submit.\n"
 	  "\n"
 	  "options:\n"
+	  NAMED_HELP, true },
+	{ "release", cmd_release, "[-n NAME] ID | [-n NAME] --key KEY",
+	  "let a delayed task in now, or every one that watches a key",
+	  "Lets the delayed task with this ID into the pending set at once, as if\n"
+	  "its time had come (it replaces a pending task of its ID, and expires if\n"
+	  "past its deadline); with --key, every delayed task submitted with\n"
+	  "'--watch KEY', and prints how many.  Fails (exit 1) if there is none.\n"
+	  "Counted in released (and key_releases).  A named dispatcher needs the\n"
+	  "same rights as submit.\n"
+	  "\n"
+	  "options:\n"
+	  "  --key KEY         release the tasks that watch KEY\n"
 	  NAMED_HELP, true },
 	{ "rate", cmd_rate, "RATE [BURST]", "set the dispatcher's rate limit",
 	  "At most RATE tasks a second go to workers, in bursts of at most BURST\n"
@@ -1996,8 +2158,10 @@ static const struct cmd cmds[] = {
 	  "options:\n"
 	  "  --json            a JSON array of objects with the keys name, uid, gid,\n"
 	  "                    mode, submit, may_read and may_submit\n", false },
-	{ "version", cmd_version, "", "print the module's ABI version and features",
-	  "Opens the device and prints the ABI version, the feature bits (user:\n"
+	{ "version", cmd_version, "", "print tdctl's and the module's versions and features",
+	  "Opens the device and prints tdctl's release, the module's release (they\n"
+	  "come from one VERSION file; DKMS packages it too), the ABI version, the\n"
+	  "feature bits (user:\n"
 	  "dispatchers for userspace; named: drivers' named dispatchers, list and\n"
 	  "-n NAME; delayed: submit --delay-ms and --at-ns, create --max-delayed;\n"
 	  "periodic: the periodic command) and the size of the version struct.\n", false },

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * libtdispatch: see libtdispatch.h.  Everything here is one ioctl, read or
+ * open away from the UAPI; what it adds is the size fields, the splitting
+ * of long vectors, the buffers a worker needs, and the older numbering.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "libtdispatch.h"
+
+#define TDL_DEV		"/dev/" TDISPATCH_DEV_NAME
+
+static uint64_t tdl_ptr(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+
+static int tdl_ioctl(struct tdl *t, unsigned long req, void *arg)
+{
+	int ret = ioctl(t->fd, req, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/*
+ * A module older than delayed tasks answers only to the numbers of the
+ * first versions of CREATE, SUBMIT and STATS, with their first sizes.
+ */
+static int tdl_ver0(const struct tdl *t)
+{
+	return !(t->features & TDISPATCH_FEAT_DELAYED);
+}
+
+/* @req, numbered for a struct of @size bytes. */
+static unsigned long tdl_ioc_size(unsigned long req, uint32_t size)
+{
+	return (req & ~((unsigned long)_IOC_SIZEMASK << _IOC_SIZESHIFT)) |
+	       (unsigned long)size << _IOC_SIZESHIFT;
+}
+
+int tdl_open(struct tdl *t, int flags)
+{
+	struct tdispatch_version v = { .size = sizeof(v) };
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = open(TDL_DEV, O_RDWR | O_CLOEXEC | flags);
+	if (t->fd < 0)
+		return -errno;
+	ret = tdl_ioctl(t, TDISPATCH_IOC_VERSION, &v);
+	if (ret == -ENOTTY) {
+		/* Older than module_version: only the first number. */
+		v.size = TDISPATCH_VERSION_SIZE_VER0;
+		ret = tdl_ioctl(t, tdl_ioc_size(TDISPATCH_IOC_VERSION, v.size), &v);
+	}
+	if (ret < 0) {
+		tdl_close(t);
+		return ret;
+	}
+	t->abi_version = v.abi_version;
+	t->features = v.features;
+	if (v.size >= TDISPATCH_VERSION_SIZE_VER1)
+		memcpy(t->module_version, v.module_version, sizeof(t->module_version) - 1);
+	return 0;
+}
+
+void tdl_close(struct tdl *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
+
+void tdl_config_init(struct tdl_config *c, const char *name)
+{
+	*c = (struct tdl_config) {
+		.name = name,
+		.events = 1,
+		.event_queue = 1024,
+		.max_buffer = 1024,
+		.max_batch = 16,
+		.workers = 4,
+		.max_input = 4096,
+		.max_delay_ns = 1000000,
+		.congestion_delay_ns = 10000000,
+		.transient_delay_ns = 10000000,
+		.lease_ns = 30000000000ULL,
+		.max_delayed = 1024,
+	};
+}
+
+int tdl_create(struct tdl *t, const struct tdl_config *c)
+{
+	struct tdispatch_create a = {
+		.size = sizeof(a),
+		.flags = c->events ? TDISPATCH_CREATE_EVENTS : 0,
+		.max_buffer = c->max_buffer,
+		.max_batch = c->max_batch,
+		.workers = c->workers,
+		.max_input = c->max_input,
+		.max_delay_ns = c->max_delay_ns,
+		.congestion_delay_ns = c->congestion_delay_ns,
+		.transient_delay_ns = c->transient_delay_ns,
+		.lease_ns = c->lease_ns,
+		.event_queue = c->events ? c->event_queue : 0,
+		.max_delayed = c->max_delayed,
+		.max_attempts = c->max_attempts,
+		.rate = c->rate,
+		.burst = c->burst,
+	};
+	unsigned long req = TDISPATCH_IOC_CREATE;
+	int ret;
+
+	if (!c->name || strlen(c->name) >= sizeof(a.name))
+		return -EINVAL;
+	memcpy(a.name, c->name, strlen(c->name));
+	if (tdl_ver0(t)) {
+		/* Its struct ends before max_delayed: those must be unset. */
+		if (c->max_attempts || c->rate || c->burst)
+			return -EOPNOTSUPP;
+		a.size = TDISPATCH_CREATE_SIZE_VER0;
+		req = tdl_ioc_size(req, a.size);
+	} else if (!(t->features & TDISPATCH_FEAT_LIFECYCLE)) {
+		if (c->max_attempts || c->rate || c->burst)
+			return -EOPNOTSUPP;
+		a.size = TDISPATCH_CREATE_SIZE_VER1;
+	}
+	ret = tdl_ioctl(t, req, &a);
+	if (ret < 0)
+		return ret;
+	t->max_batch = c->max_batch;
+	return 0;
+}
+
+int tdl_attach(struct tdl *t, const char *name, uint32_t flags, uint32_t event_queue)
+{
+	struct tdispatch_attach a = {
+		.size = sizeof(a),
+		.flags = flags,
+		.event_queue = event_queue,
+	};
+
+	if (!name || strlen(name) >= sizeof(a.name))
+		return -EINVAL;
+	memcpy(a.name, name, strlen(name));
+	return tdl_ioctl(t, TDISPATCH_IOC_ATTACH, &a);
+}
+
+int tdl_list(struct tdl *t, struct tdispatch_entry *entries, uint32_t max)
+{
+	struct tdispatch_list l = {
+		.size = sizeof(l),
+		.entries = tdl_ptr(entries),
+		.max_entries = max,
+	};
+	int ret = tdl_ioctl(t, TDISPATCH_IOC_LIST, &l);
+
+	return ret < 0 ? ret : (int)l.count;
+}
+
+struct tdispatch_utask tdl_task(uint64_t id, const void *payload, uint32_t len)
+{
+	return (struct tdispatch_utask) {
+		.id = id,
+		.payload = tdl_ptr(payload),
+		.payload_len = len,
+	};
+}
+
+/*
+ * The first utask was 32 bytes and its SUBMIT had no stride: such a module
+ * gets a copy of the vector cut down to that, and its statuses back.
+ */
+static int tdl_submit_ver0(struct tdl *t, struct tdispatch_utask *ut, uint32_t n)
+{
+	struct tdispatch_submit s = { .size = TDISPATCH_SUBMIT_SIZE_VER0, .count = n };
+	unsigned char *v = calloc(n, TDISPATCH_UTASK_SIZE_VER0);
+	uint32_t i;
+	int ret;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (ut[i].not_before_ns || ut[i].max_attempts || ut[i].flags) {
+			free(v);
+			return -EOPNOTSUPP;
+		}
+		memcpy(v + i * TDISPATCH_UTASK_SIZE_VER0, &ut[i], TDISPATCH_UTASK_SIZE_VER0);
+	}
+	s.tasks = tdl_ptr(v);
+	ret = tdl_ioctl(t, tdl_ioc_size(TDISPATCH_IOC_SUBMIT, s.size), &s);
+	for (i = 0; i < n; i++)
+		memcpy(&ut[i], v + i * TDISPATCH_UTASK_SIZE_VER0, TDISPATCH_UTASK_SIZE_VER0);
+	free(v);
+	return ret < 0 ? ret : (int)s.accepted;
+}
+
+/* A module with delayed tasks but not the life cycle: 40-byte tasks only. */
+static int tdl_utask_too_new(const struct tdispatch_utask *ut, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (ut[i].max_attempts || ut[i].flags || ut[i].watch_key)
+			return 1;
+	return 0;
+}
+
+int tdl_submit(struct tdl *t, struct tdispatch_utask *tasks, size_t count, uint32_t flags)
+{
+	size_t done = 0, i;
+	int accepted = 0;
+
+	/* What no call reached keeps this status. */
+	for (i = 0; i < count; i++)
+		tasks[i].status = -ECANCELED;
+	while (done < count) {
+		uint32_t n = count - done > TDISPATCH_SUBMIT_MAX ?
+			     TDISPATCH_SUBMIT_MAX : (uint32_t)(count - done);
+		struct tdispatch_submit s = {
+			.size = sizeof(s),
+			.flags = flags,
+			.tasks = tdl_ptr(tasks + done),
+			.count = n,
+			.task_size = sizeof(*tasks),
+		};
+		int ret;
+
+		if (tdl_ver0(t))
+			ret = flags ? -EOPNOTSUPP : tdl_submit_ver0(t, tasks + done, n);
+		else if (!(t->features & TDISPATCH_FEAT_LIFECYCLE) &&
+			 tdl_utask_too_new(tasks + done, n))
+			ret = -EOPNOTSUPP;
+		else
+			ret = tdl_ioctl(t, TDISPATCH_IOC_SUBMIT, &s);
+		if (ret < 0) {
+			/* A call that failed partway: count what went in. */
+			for (i = done; i < done + n; i++)
+				accepted += !tasks[i].status;
+			return accepted ? accepted : ret;
+		}
+		accepted += tdl_ver0(t) ? ret : (int)s.accepted;
+		done += n;
+	}
+	return accepted;
+}
+
+int tdl_submit_one(struct tdl *t, uint64_t id, const void *payload, uint32_t len)
+{
+	struct tdispatch_utask ut = tdl_task(id, payload, len);
+	int ret = tdl_submit(t, &ut, 1, 0);
+
+	if (ret < 0)
+		return ret;
+	return ut.status;
+}
+
+static int tdl_id_call(struct tdl *t, unsigned long req, uint64_t id)
+{
+	struct tdispatch_id a = { .size = sizeof(a), .id = id };
+
+	return tdl_ioctl(t, req, &a);
+}
+
+int tdl_cancel(struct tdl *t, uint64_t id)
+{
+	return tdl_id_call(t, TDISPATCH_IOC_CANCEL, id);
+}
+
+int tdl_release(struct tdl *t, uint64_t id)
+{
+	return tdl_id_call(t, TDISPATCH_IOC_RELEASE, id);
+}
+
+int tdl_release_key(struct tdl *t, uint64_t key)
+{
+	return tdl_id_call(t, TDISPATCH_IOC_RELEASE_KEY, key);
+}
+
+int tdl_set_rate(struct tdl *t, uint32_t rate, uint32_t burst)
+{
+	struct tdispatch_rate r = { .size = sizeof(r), .rate = rate, .burst = burst };
+
+	return tdl_ioctl(t, TDISPATCH_IOC_SET_RATE, &r);
+}
+
+int tdl_query(struct tdl *t, uint64_t id, struct tdispatch_query *q)
+{
+	*q = (struct tdispatch_query) { .size = sizeof(*q), .id = id };
+	return tdl_ioctl(t, TDISPATCH_IOC_QUERY, q);
+}
+
+int tdl_stats(struct tdl *t, struct tdispatch_stats_user *st)
+{
+	unsigned long req = TDISPATCH_IOC_STATS;
+
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	if (tdl_ver0(t)) {
+		st->size = TDISPATCH_STATS_SIZE_VER0;
+		req = tdl_ioc_size(req, st->size);
+	}
+	return tdl_ioctl(t, req, st);
+}
+
+int tdl_read_events(struct tdl *t, struct tdispatch_event *ev, size_t max)
+{
+	ssize_t n;
+
+	if (!max)
+		return -EINVAL;
+	n = read(t->fd, ev, max * sizeof(*ev));
+	if (n < 0)
+		return -errno;
+	return (int)(n / sizeof(*ev));
+}
+
+int tdl_worker_init(struct tdl_worker *w, struct tdl *t)
+{
+	memset(w, 0, sizeof(*w));
+	if (!t->max_batch)
+		return -EINVAL;
+	w->t = t;
+	w->max_tasks = t->max_batch;
+	w->buf_len = t->max_batch * TDISPATCH_PAYLOAD_MAX;
+	w->batch.tasks = calloc(w->max_tasks, sizeof(*w->batch.tasks));
+	w->batch.results = calloc(w->max_tasks, sizeof(*w->batch.results));
+	w->batch.buf = malloc(w->buf_len);
+	if (!w->batch.tasks || !w->batch.results || !w->batch.buf) {
+		tdl_worker_free(w);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void tdl_worker_free(struct tdl_worker *w)
+{
+	free(w->batch.tasks);
+	free(w->batch.results);
+	free(w->batch.buf);
+	memset(&w->batch, 0, sizeof(w->batch));
+}
+
+int tdl_take(struct tdl_worker *w, uint64_t timeout_ns, uint32_t flags)
+{
+	struct tdl_batch *b = &w->batch;
+	struct tdispatch_take tk = {
+		.size = sizeof(tk),
+		.flags = flags,
+		.timeout_ns = timeout_ns,
+		.tasks = tdl_ptr(b->tasks),
+		.buf = tdl_ptr(b->buf),
+		.max_tasks = w->max_tasks,
+		.buf_len = w->buf_len,
+	};
+	int ret = tdl_ioctl(w->t, TDISPATCH_IOC_TAKE, &tk);
+
+	b->nr = 0;
+	b->nr_results = 0;
+	if (ret < 0)
+		return ret;
+	b->lease = tk.batch;
+	b->nr = tk.nr;
+	return 0;
+}
+
+const void *tdl_payload(const struct tdl_batch *b, uint32_t i, uint32_t *len)
+{
+	if (len)
+		*len = b->tasks[i].payload_len;
+	return b->buf + b->tasks[i].payload_off;
+}
+
+void tdl_set_result(struct tdl_batch *b, uint32_t i, uint32_t result)
+{
+	uint32_t r;
+
+	if (i >= b->nr)
+		return;
+	/* A second verdict for a task replaces its first. */
+	for (r = 0; r < b->nr_results; r++)
+		if (b->results[r].id == b->tasks[i].id)
+			break;
+	b->results[r] = (struct tdispatch_task_result) {
+		.id = b->tasks[i].id,
+		.result = result,
+	};
+	if (r == b->nr_results)
+		b->nr_results++;
+}
+
+int tdl_complete(struct tdl_worker *w, uint32_t result)
+{
+	struct tdl_batch *b = &w->batch;
+	struct tdispatch_complete c = {
+		.size = sizeof(c),
+		.batch = b->lease,
+		.result = result,
+		.results = tdl_ptr(b->results),
+		.nr_results = b->nr_results,
+	};
+	unsigned long req = TDISPATCH_IOC_COMPLETE;
+	int ret;
+
+	if (!(w->t->features & TDISPATCH_FEAT_LIFECYCLE)) {
+		if (b->nr_results)
+			return -EOPNOTSUPP;
+		c.size = TDISPATCH_COMPLETE_SIZE_VER0;
+		req = tdl_ioc_size(req, c.size);
+	}
+	ret = tdl_ioctl(w->t, req, &c);
+	/* Still ours after another error: the caller may complete it again. */
+	if (!ret || ret == -ENOENT) {
+		b->nr = 0;
+		b->nr_results = 0;
+	}
+	return ret;
+}
+
+long tdl_worker_run(struct tdl_worker *w, uint32_t (*fn)(struct tdl_batch *b, void *arg),
+		    void *arg, unsigned long max_batches, uint64_t timeout_ns)
+{
+	unsigned long done = 0;
+	uint32_t result;
+	int ret;
+
+	while (!max_batches || done < max_batches) {
+		ret = tdl_take(w, timeout_ns, 0);
+		if (ret == -ETIMEDOUT)
+			break;
+		/* A signal or a non-blocking file: stop, saying how far it got. */
+		if (ret == -EINTR || ret == -EAGAIN)
+			return done ? (long)done : ret;
+		if (ret < 0)
+			return ret;
+		result = fn(&w->batch, arg);
+		if (result > TDISPATCH_RESULT_PERMANENT)
+			result = TDISPATCH_RESULT_PERMANENT;
+		ret = tdl_complete(w, result);
+		/* A lease that expired meanwhile went back: not ours to count. */
+		if (ret == -ENOENT)
+			continue;
+		if (ret < 0)
+			return ret;
+		done++;
+	}
+	return (long)done;
+}
