@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Dispatcher life cycle and the calls that need the whole dispatcher:
- * create, cancel, counters, destroy.
+ * create, cancel, release, the rate, destroy.
  */
 #include <linux/export.h>
 #include <linux/kthread.h>
@@ -300,108 +300,6 @@ int tdispatch_set_rate(struct tdispatch *d, unsigned int rate, unsigned int burs
 EXPORT_SYMBOL_GPL(tdispatch_set_rate);
 
 /*
- * Where the task of @id is, for the char device's QUERY: absent, pending
- * (waiting behind an in-flight one counts as pending) or in flight.
- */
-void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiting,
-	      u32 *delayed)
-{
-	struct tdispatch_task *t;
-	LIST_HEAD(reap);
-
-	mutex_lock(&d->lock);
-	td_drain_input(d, ktime_get(), &reap);
-	t = td_pending_lookup(&d->pending, id);
-	*state = !t ? TDISPATCH_STATE_ABSENT : t->state == TD_TASK_INFLIGHT ?
-		 TDISPATCH_STATE_IN_FLIGHT : TDISPATCH_STATE_PENDING;
-	*attempts = t ? t->attempts : 0;
-	*waiting = t && t->waiting;
-	*delayed = !!td_pending_lookup_delayed(&d->pending, id);
-	if (!t && *delayed)
-		*state = TDISPATCH_STATE_DELAYED;
-	td_delayed_sync(d);
-	mutex_unlock(&d->lock);
-	td_reap(d, &reap);
-	td_kick(d);
-}
-
-/**
- * tdispatch_get_stats() - take a consistent snapshot of the counters
- * @d: the dispatcher
- * @st: filled in
- *
- * The snapshot satisfies the equation in &struct tdispatch_stats.
- *
- * Process context; may sleep.
- */
-void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
-{
-	const struct td_pending *p = &d->pending;
-	u64 accepted, rejected = 0, wakeups = 0, merged;
-	int cpu;
-
-	might_sleep();
-	mutex_lock(&d->lock);
-	*st = (struct tdispatch_stats) {
-		.pending = p->nr_pending,
-		.in_flight = p->nr_inflight,
-		.done = p->outcomes[TDISPATCH_DONE],
-		.failed = p->outcomes[TDISPATCH_FAILED] + p->outcomes[TDISPATCH_EXHAUSTED],
-		.overridden = p->outcomes[TDISPATCH_OVERRIDDEN],
-		.expired = p->outcomes[TDISPATCH_EXPIRED],
-		.dropped = p->outcomes[TDISPATCH_DROPPED],
-		.cancelled = p->outcomes[TDISPATCH_CANCELLED],
-		.batches = d->batches,
-		.retries = p->retries,
-		.holdoffs = d->holdoffs,
-		.redelivered = d->redelivered,
-		.bad_results = d->bad_results,
-		.delayed = p->nr_delayed,
-		.periodic_runs = d->periodic_runs,
-		.exhausted = p->outcomes[TDISPATCH_EXHAUSTED],
-		.released = p->released,
-		.key_releases = p->key_releases,
-		.throttled_ns = d->throttled_ns,
-		.rate = d->bucket.rate,
-		.burst = d->bucket.burst,
-	};
-	/* A batch that waits for tokens right now has waited until now. */
-	if (d->throttled_since)
-		st->throttled_ns += ktime_to_ns(ktime_sub(ktime_get(), d->throttled_since));
-	memcpy(st->results, d->results, sizeof(st->results));
-	/*
-	 * Read after the drained count under the lock: a submitter counts a
-	 * task before it is on a list, so accepted >= drained here.  Periodic
-	 * runs are accepted by the acceptor itself, drained at once.
-	 */
-	/*
-	 * An item submission that found it waiting ended there, overridden.
-	 * Merges are read before what was accepted (pairs with smp_wmb() in
-	 * tdispatch_submit_item()), so queued never counts below zero.
-	 */
-	merged = d->items_merged;
-	for_each_possible_cpu(cpu)
-		merged += READ_ONCE(per_cpu_ptr(d->input, cpu)->items_merged);
-	/* Pairs with smp_wmb() in tdispatch_submit_item(), as said above. */
-	smp_rmb();
-	accepted = d->periodic_runs;
-	for_each_possible_cpu(cpu) {
-		struct td_input *in = per_cpu_ptr(d->input, cpu);
-
-		accepted += READ_ONCE(in->added) + READ_ONCE(in->items);
-		rejected += READ_ONCE(in->rejected);
-		wakeups += READ_ONCE(in->wakeups);
-	}
-	st->overridden += merged;
-	st->queued = accepted - p->drained - merged;
-	mutex_unlock(&d->lock);
-	st->accepted = accepted;
-	st->rejected = rejected;
-	st->wakeups = wakeups;
-}
-EXPORT_SYMBOL_GPL(tdispatch_get_stats);
-
-/*
  * Cut no more batches; a batch that ends wanting a retry or a redelivery
  * is cancelled instead.  Destroy's last stage, which the char device
  * starts early, before it lets its parked batches go.
@@ -467,7 +365,9 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	int ret = 0;
 
 	might_sleep();
-	tdispatch_unpublish(d);
+	/* Withdrawn from userspace first: tdispatch_unpublish(), set by named.c. */
+	if (d->withdraw)
+		d->withdraw(d);
 	/* No reader of its state is left after this. */
 	td_debugfs_remove(d);
 	WRITE_ONCE(d->dead, true);

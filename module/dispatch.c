@@ -20,13 +20,6 @@
 /* Longest the acceptor lets input gather without looking at it. */
 #define TD_GATHER_NS	NSEC_PER_MSEC
 
-/* Tell the acceptor to look again (a batch ended, a cancel, a destroy). */
-void td_kick(struct tdispatch *d)
-{
-	WRITE_ONCE(d->kick, true);
-	wake_up_process(d->acceptor);
-}
-
 /* Release what ended, outside the lock: trace, ->release(), free. */
 void td_reap(struct tdispatch *d, struct list_head *reap)
 {
@@ -49,7 +42,7 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 			td_item_ended(d, t);
 		} else {
 			d->ops->release(d, t, outcome);
-			kmem_cache_free(td_task_cache, t);
+			td_task_free(t);
 		}
 	}
 }

@@ -11,6 +11,8 @@
 #include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
+#include <linux/sched.h>
+#include <linux/srcu.h>
 #include <linux/sizes.h>
 #include <linux/tdispatch.h>
 #include <linux/wait.h>
@@ -287,6 +289,7 @@ struct tdispatch {
 	struct list_head observers;
 	unsigned int nr_observers;
 	struct td_pub *pub;		/* published under its name */
+	void (*withdraw)(struct tdispatch *d);	/* named.c's, once published */
 
 	struct dentry *debug_dir;	/* debugfs.c */
 	struct tdispatch_task **task_array;
@@ -295,7 +298,15 @@ struct tdispatch {
 	struct td_slot slots[] __counted_by(nr_slots);
 };
 
-extern struct kmem_cache *td_task_cache;
+int td_task_cache_init(void);
+void td_task_cache_exit(void);
+
+/* Tell the acceptor to look again (a batch ended, a cancel, a destroy). */
+static inline void td_kick(struct tdispatch *d)
+{
+	WRITE_ONCE(d->kick, true);
+	wake_up_process(d->acceptor);
+}
 
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
 bool td_input_empty(struct tdispatch *d);
@@ -304,7 +315,6 @@ void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_items_inflight(struct tdispatch_batch *b);
 void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t);
 void td_item_ended(struct tdispatch *d, struct tdispatch_task *t);
-void td_kick(struct tdispatch *d);
 void td_throttle_end(struct tdispatch *d, ktime_t now);
 
 /* debugfs.c */
@@ -328,6 +338,27 @@ void td_batch_work(struct work_struct *work);
 void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiting,
 	      u32 *delayed);
 
+/*
+ * A registration carries the task its runs are submitted as, so that the
+ * acceptor never allocates: one run at a time, and the next starts only
+ * once td_reap() is done with the last (->run_busy).
+ */
+struct td_sup {
+	struct td_periodic pr;
+	void (*release)(struct tdispatch *d, void *payload);
+	unsigned int refs;		/* the registration's and each run's */
+	bool run_busy;			/* ->run_task not reaped yet */
+	struct tdispatch_task run_task;
+};
+
+/* Drop a reference; true if the caller must release and free @s. */
+static inline bool td_sup_put(struct td_sup *s)
+{
+	return !--s->refs;
+}
+
+void td_sup_free(struct tdispatch *d, struct td_sup *s);
+void td_sup_wake_at(struct tdispatch *d, struct td_sup *s);
 ktime_t td_supervise(struct tdispatch *d, ktime_t now, struct list_head *reap);
 bool td_supervise_task(struct tdispatch *d, struct tdispatch_task *t, int res,
 		       ktime_t now, struct list_head *reap);
@@ -387,14 +418,16 @@ ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags);
 int td_copy_id(void __user *uarg, u64 *id);
 /*
  * The dispatcher a shared call works on: a file's own, which lives as long
- * as the file, or a published one (@pub), which may be withdrawn at any
+ * as the file, or a published one (@published), which may be withdrawn at any
  * time and is reached only between td_ctx_enter() and td_ctx_exit(), never
  * across user memory.
  */
 struct td_ctx {
 	struct tdispatch *d;
-	struct td_pub *pub;
+	struct tdispatch __rcu **published;	/* td_published_srcu */
 };
+
+extern struct srcu_struct td_published_srcu;
 
 struct tdispatch *td_ctx_enter(const struct td_ctx *c, int *idx);
 void td_ctx_exit(const struct td_ctx *c, int idx);

@@ -8,6 +8,7 @@
  * copies out after.
  */
 #include <linux/minmax.h>
+#include <linux/srcu.h>
 #include <linux/uaccess.h>
 
 #include <uapi/linux/tdispatch.h>
@@ -19,6 +20,34 @@ static_assert(sizeof(struct tdispatch_query) == TDISPATCH_QUERY_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_utask) == TDISPATCH_UTASK_SIZE_VER2);
+
+/* Calls on published dispatchers; named.c's withdrawal waits for them. */
+DEFINE_SRCU(td_published_srcu);
+
+/*
+ * The call's dispatcher, or NULL once a published one was withdrawn; exit
+ * with td_ctx_exit().  A file's own lives as long as the file and takes no
+ * section, so that its calls never hold up a driver's unpublish.
+ */
+struct tdispatch *td_ctx_enter(const struct td_ctx *c, int *idx)
+	__acquires(&td_published_srcu)
+{
+	if (c->d) {
+		__acquire(&td_published_srcu);
+		return c->d;
+	}
+	*idx = srcu_read_lock(&td_published_srcu);
+	return srcu_dereference(*c->published, &td_published_srcu);
+}
+
+void td_ctx_exit(const struct td_ctx *c, int idx)
+	__releases(&td_published_srcu)
+{
+	if (c->d)
+		__release(&td_published_srcu);
+	else
+		srcu_read_unlock(&td_published_srcu, idx);
+}
 
 /*
  * Copy a growing struct in: at least @ver0 bytes, at most a page, and any

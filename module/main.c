@@ -8,24 +8,21 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
-#include <linux/slab.h>
 
 #include "internal.h"
-
-struct kmem_cache *td_task_cache;
 
 static int __init tdispatch_init(void)
 {
 	int ret;
 
-	td_task_cache = KMEM_CACHE(tdispatch_task, 0);
-	if (!td_task_cache)
-		return -ENOMEM;
+	ret = td_task_cache_init();
+	if (ret)
+		return ret;
 	td_debugfs_init();
 	ret = td_chardev_init();
 	if (ret) {
 		td_debugfs_exit();
-		kmem_cache_destroy(td_task_cache);
+		td_task_cache_exit();
 		return ret;
 	}
 	pr_info("version %s loaded\n", TDISPATCH_MODULE_VERSION);
@@ -37,7 +34,7 @@ static void __exit tdispatch_exit(void)
 {
 	td_chardev_exit();
 	td_debugfs_exit();
-	kmem_cache_destroy(td_task_cache);
+	td_task_cache_exit();
 }
 
 module_init(tdispatch_init);

@@ -22,7 +22,6 @@
 #include <linux/poll.h>
 #include <linux/refcount.h>
 #include <linux/slab.h>
-#include <linux/srcu.h>
 #include <linux/uaccess.h>
 
 #include <uapi/linux/tdispatch.h>
@@ -36,7 +35,7 @@ static_assert(TD_NAME_LEN == TDISPATCH_NAME_LEN);
 
 struct td_pub {
 	struct mutex lock;		/* ->attached; ->d's withdrawal */
-	struct tdispatch __rcu *d;	/* NULL once unpublished; td_named_srcu */
+	struct tdispatch __rcu *d;	/* NULL once unpublished; td_published_srcu */
 	char name[TD_NAME_LEN];
 	struct tdispatch_publish acc;
 	struct list_head node;		/* on td_registry */
@@ -59,32 +58,6 @@ struct td_attach {
 static LIST_HEAD(td_registry);
 static DEFINE_MUTEX(td_registry_lock);	/* never held across user memory */
 static unsigned int td_registry_len;
-DEFINE_STATIC_SRCU(td_named_srcu);
-
-/*
- * The call's dispatcher, or NULL once a published one was withdrawn; exit
- * with td_ctx_exit().  A file's own lives as long as the file and takes no
- * section, so that its calls never hold up a driver's unpublish.
- */
-struct tdispatch *td_ctx_enter(const struct td_ctx *c, int *idx)
-	__acquires(&td_named_srcu)
-{
-	if (c->d) {
-		__acquire(&td_named_srcu);
-		return c->d;
-	}
-	*idx = srcu_read_lock(&td_named_srcu);
-	return srcu_dereference(c->pub->d, &td_named_srcu);
-}
-
-void td_ctx_exit(const struct td_ctx *c, int idx)
-	__releases(&td_named_srcu)
-{
-	if (c->d)
-		__release(&td_named_srcu);
-	else
-		srcu_read_unlock(&td_named_srcu, idx);
-}
 
 static const struct tdispatch_publish td_root_only = {
 	.uid = GLOBAL_ROOT_UID,
@@ -143,6 +116,8 @@ int tdispatch_publish(struct tdispatch *d, const struct tdispatch_publish *pub)
 		list_add_tail(&p->node, &td_registry);
 		td_registry_len++;
 		d->pub = p;
+		/* core.c's destroy withdraws it through this. */
+		d->withdraw = tdispatch_unpublish;
 	}
 	mutex_unlock(&td_registry_lock);
 	if (ret)
@@ -191,7 +166,7 @@ void tdispatch_unpublish(struct tdispatch *d)
 	}
 	mutex_unlock(&pub->lock);
 	/* Calls that found @d are out of the engine and the driver's hooks. */
-	synchronize_srcu(&td_named_srcu);
+	synchronize_srcu(&td_published_srcu);
 	td_pub_put(pub);
 }
 EXPORT_SYMBOL_GPL(tdispatch_unpublish);
@@ -351,7 +326,7 @@ int td_named_attach(struct td_file *f, const struct file *file, void __user *uar
 		goto fail;
 	}
 	a->pub = pub;
-	a->ctx.pub = pub;
+	a->ctx.published = &pub->d;
 	list_add_tail(&a->node, &pub->attached);
 	mutex_unlock(&pub->lock);
 	/* Pairs with smp_load_acquire() in td_file_attach(). */

@@ -14,6 +14,19 @@
 #include "internal.h"
 #include "trace.h"
 
+static struct kmem_cache *td_task_cache;
+
+int td_task_cache_init(void)
+{
+	td_task_cache = KMEM_CACHE(tdispatch_task, 0);
+	return td_task_cache ? 0 : -ENOMEM;
+}
+
+void td_task_cache_exit(void)
+{
+	kmem_cache_destroy(td_task_cache);
+}
+
 struct tdispatch_task *td_task_alloc(gfp_t gfp)
 {
 	return kmem_cache_alloc(td_task_cache, gfp);

@@ -4,7 +4,8 @@
 #   checkpatch.pl --strict on every C file and header we own,
 #   kernel-doc -Wall on the headers and the module,
 #   sparse (C=2) on the module against the 6.12 headers,
-#   the UAPI header compiling on its own in userspace.
+#   the UAPI header compiling on its own in userspace,
+#   no call or include circles among the module's files (layout.sh).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -52,7 +53,9 @@ if ! td_build_modules "$td_kdir" "$tmp" C=2 ; then
 elif grep -E ': (warning|error):' "$tmp/build.log"; then
 	td_log "lint: sparse has findings"
 	fail=1
+elif ! "$TD_TOP/scripts/layout.sh" "$tmp/src"; then
+	fail=1
 fi
 
 [ "$fail" = 0 ] || td_die "lint failed"
-td_log "lint: checkpatch, kernel-doc, sparse and the UAPI header are clean"
+td_log "lint: checkpatch, kernel-doc, sparse, the UAPI header and the layout are clean"
