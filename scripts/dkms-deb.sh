@@ -27,7 +27,7 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
 	tar --exclude-vcs --exclude=./build --exclude='*.o' --exclude='*.ko' \
 		--exclude='*.cmd' --exclude='*.mod' --exclude='*.mod.c' --exclude='*.a' \
-		--exclude='*.so*' --exclude=./tools/tdctl --exclude=./tools/tdbench \
+		--exclude='*.so*' --exclude=./tools/tdctl/tdctl --exclude=./tools/tdbench \
 		--exclude='./selftests/*_test' --exclude=./selftests/tdispatch_fuzz \
 		-cf - . | tar -C "$src" -xf -
 fi

@@ -99,7 +99,7 @@ td_build_user() {
 	make -s -C "$TD_TOP/tools" OUTPUT="$1" LDFLAGS=-static >&2 ||
 		td_die "tools build failed"
 	# tdctl's test, a script.
-	install -m 0755 "$TD_TOP/tools/tdctl_test.sh" "$1/tdctl_test"
+	install -m 0755 "$TD_TOP/tools/tdctl/tdctl_test.sh" "$1/tdctl_test"
 	# libtdispatch's objects apart, its test with the others.
 	mkdir -p "$1/../lib"
 	make -s -C "$TD_TOP/tools/lib/tdispatch" OUTPUT="$1/../lib" TEST_OUTPUT="$1" \

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tdctl submit: tasks from the command line or standard input, in
+ * vectors.
+ */
+#include "tdctl.h"
+
+/* Tasks gathered for one TDISPATCH_IOC_SUBMIT call. */
+struct submission {
+	int fd;
+	__u64 deadline_ns;
+	__u64 not_before_ns;	/* a delay with TDISPATCH_SUBMIT_RELATIVE */
+	__u64 max_attempts;	/* the tasks' own; 0: the dispatcher's */
+	__u32 utask_flags;	/* TDISPATCH_UTASK_WATCH with --watch */
+	__u64 watch_key;
+	__u32 flags;
+	bool ver0;		/* a module without delayed tasks: 32-byte tasks */
+	const char *unit;	/* what pos[] counts: "task" or "line" */
+	unsigned int n;
+	struct tdispatch_utask t[TDISPATCH_SUBMIT_MAX];
+	unsigned long pos[TDISPATCH_SUBMIT_MAX];	/* argument pair or line */
+	char *owned[TDISPATCH_SUBMIT_MAX];		/* freed after the call */
+	unsigned long accepted, rejected;
+};
+
+static void submit_reset(struct submission *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->owned[i]);
+	s->n = 0;
+}
+
+static void report_task(const struct submission *s, unsigned int i)
+{
+	int err = -s->t[i].status;
+
+	if (err == EINVAL)
+		fail("submit: %s %lu, id %llu: payload must be 1 to %u bytes",
+		     s->unit, s->pos[i], ull(s->t[i].id), TDISPATCH_PAYLOAD_MAX);
+	else if (err == ENOSPC && s->not_before_ns && !target)
+		fail("submit: %s %lu, id %llu: %s (the dispatcher holds its --max-delayed\n"
+		     "       delayed tasks, none if created with --max-delayed 0, or 16 MiB of\n"
+		     "       payloads already)", s->unit, s->pos[i], ull(s->t[i].id),
+		     strerror(err));
+	else if (err == ENOSPC && s->not_before_ns)
+		fail("submit: %s %lu, id %llu: %s (the dispatcher holds as many delayed\n"
+		     "       tasks as its driver allows, or none at all)", s->unit, s->pos[i],
+		     ull(s->t[i].id), strerror(err));
+	else
+		fail("submit: %s %lu, id %llu: %s%s", s->unit, s->pos[i], ull(s->t[i].id),
+		     strerror(err), errno_hint(err));
+}
+
+/*
+ * SUBMIT for a module that has no delayed tasks (see ver0_module()): the
+ * first version of the struct, whose tasks are the first
+ * TDISPATCH_UTASK_SIZE_VER0 bytes of ours, packed.
+ */
+static int submit_ver0(struct submission *s, struct tdispatch_submit *arg)
+{
+	char *packed = malloc(s->n * TDISPATCH_UTASK_SIZE_VER0);
+	unsigned int i;
+	int ret;
+
+	if (!packed)
+		return fail("submit: %s", strerror(ENOMEM));
+	for (i = 0; i < s->n; i++)
+		memcpy(packed + i * TDISPATCH_UTASK_SIZE_VER0, &s->t[i],
+		       TDISPATCH_UTASK_SIZE_VER0);
+	arg->size = TDISPATCH_SUBMIT_SIZE_VER0;
+	arg->tasks = (uintptr_t)packed;
+	ret = td_ioctl(s->fd, ioc_ver0(TDISPATCH_IOC_SUBMIT, arg->size), arg, "submit");
+	for (i = 0; !ret && i < s->n; i++)
+		memcpy(&s->t[i].status, packed + i * TDISPATCH_UTASK_SIZE_VER0 +
+		       offsetof(struct tdispatch_utask, status), sizeof(s->t[i].status));
+	free(packed);
+	return ret;
+}
+
+static int submit_flush(struct submission *s)
+{
+	struct tdispatch_submit arg = {
+		.size = sizeof(arg),
+		.flags = s->flags,
+		.tasks = (uintptr_t)s->t,
+		.count = s->n,
+		.task_size = sizeof(s->t[0]),
+	};
+	unsigned int i;
+	int ret = 0;
+
+	if (!s->n)
+		return 0;
+	if (s->ver0)
+		ret = submit_ver0(s, &arg);
+	else
+		ret = td_ioctl(s->fd, TDISPATCH_IOC_SUBMIT, &arg, "submit");
+	if (!ret) {
+		for (i = 0; i < s->n; i++)
+			if (s->t[i].status)
+				report_task(s, i);
+		s->accepted += arg.accepted;
+		s->rejected += s->n - arg.accepted;
+	}
+	submit_reset(s);
+	return ret;
+}
+
+/* Queue one task; @owned, if not NULL, holds @payload until it is sent. */
+static int submit_add(struct submission *s, unsigned long pos, const char *id,
+		      const char *payload, char *owned)
+{
+	struct tdispatch_utask *t = &s->t[s->n];
+
+	if (parse_u64(id, &t->id)) {
+		fail("submit: %s %lu: '%s' is not a task id", s->unit, pos, id);
+		s->rejected++;
+		free(owned);
+		return 0;
+	}
+	t->payload = (uintptr_t)payload;
+	t->payload_len = strlen(payload);
+	t->status = 0;
+	t->deadline_ns = s->deadline_ns;
+	t->not_before_ns = s->not_before_ns;
+	t->max_attempts = s->max_attempts;
+	t->flags = s->utask_flags;
+	t->watch_key = s->watch_key;
+	s->pos[s->n] = pos;
+	s->owned[s->n] = owned;
+	if (++s->n < TDISPATCH_SUBMIT_MAX)
+		return 0;
+	return submit_flush(s);
+}
+
+/* "ID PAYLOAD" lines: the payload is the rest of the line after blanks. */
+static int submit_lines(struct submission *s, FILE *in)
+{
+	unsigned long line = 0;
+	char *buf = NULL, *p;
+	size_t size = 0;
+	ssize_t len;
+
+	while ((len = getline(&buf, &size, in)) >= 0) {
+		line++;
+		if (len && buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		if (!len)
+			continue;
+		p = buf + strcspn(buf, " \t");
+		if (*p)
+			*p++ = '\0';
+		p += strspn(p, " \t");
+		if (submit_add(s, line, buf, p, buf))
+			return 1;
+		buf = NULL;
+		size = 0;
+	}
+	free(buf);
+	if (ferror(in))
+		return fail("submit: reading stdin: %s", strerror(errno));
+	return 0;
+}
+
+static int submit_args(struct submission *s, int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i + 1 < argc; i += 2)
+		if (submit_add(s, i / 2 + 1, argv[i], argv[i + 1], NULL))
+			return 1;
+	return 0;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	/* Not given: UINT64_MAX is more than --delay-ms takes; --at-ns 0 is "now". */
+	__u64 deadline_ms = 0, delay_ms = UINT64_MAX, at_ns = 0, max_attempts = 0, key = 0;
+	const char *watch = NULL;
+	const struct opt opts[] = {
+		NUM_OPT("deadline-ms", &deadline_ms, 0, MS_MAX),
+		NUM_OPT("delay-ms", &delay_ms, 0, MS_MAX),
+		NUM_OPT("at-ns", &at_ns, 0, UINT64_MAX),
+		NUM_OPT("max-attempts", &max_attempts, 0, 65535),
+		STR_OPT("watch", &watch),
+		NAMED_OPT,
+		END_OPT,
+	};
+	int first = parse_opts(argc, argv, opts);
+	bool from_stdin = argc - first == 1 && !strcmp(argv[first], "-");
+	struct submission *s;
+	int ret;
+
+	if (!from_stdin && (first == argc || (argc - first) % 2))
+		usage_exit(argv[0]);
+	if (delay_ms != UINT64_MAX && at_ns) {
+		fail("submit: --delay-ms and --at-ns both say when the tasks may start; give one");
+		usage_exit(argv[0]);
+	}
+	if (watch && (parse_u64(watch, &key) || (delay_ms == UINT64_MAX && !at_ns))) {
+		fail("submit: --watch KEY: a number, for delayed tasks (--delay-ms, --at-ns)");
+		usage_exit(argv[0]);
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return fail("submit: %s", strerror(errno));
+	s->fd = dispatcher_fd(TDISPATCH_ATTACH_SUBMIT, 0);
+	if (s->fd < 0) {
+		free(s);
+		return 1;
+	}
+	if (delay_ms != UINT64_MAX) {
+		s->not_before_ns = delay_ms * NSEC_PER_MSEC;
+		s->flags = TDISPATCH_SUBMIT_RELATIVE;
+	} else {
+		s->not_before_ns = at_ns;
+	}
+	s->ver0 = ver0_module(s->fd);
+	if (s->ver0 && s->not_before_ns) {
+		ret = need_feature(s->fd, TDISPATCH_FEAT_DELAYED,
+				   "delayed tasks (--delay-ms, --at-ns)");
+		free(s);
+		return ret;
+	}
+	if (s->ver0)
+		s->flags = 0;	/* --delay-ms 0: at once, which it knows */
+	if ((max_attempts || watch) &&
+	    need_feature(s->fd, TDISPATCH_FEAT_LIFECYCLE, "--max-attempts and --watch")) {
+		free(s);
+		return 1;
+	}
+	s->max_attempts = max_attempts;
+	if (watch) {
+		s->utask_flags = TDISPATCH_UTASK_WATCH;
+		s->watch_key = key;
+	}
+	if (deadline_ms)
+		s->deadline_ns = now_ns() + deadline_ms * NSEC_PER_MSEC;
+	s->unit = from_stdin ? "line" : "task";
+	if (from_stdin)
+		ret = submit_lines(s, stdin);
+	else
+		ret = submit_args(s, argc - first, argv + first);
+	if (!ret)
+		ret = submit_flush(s);
+	submit_reset(s);
+	printf("accepted %lu, rejected %lu\n", s->accepted, s->rejected);
+	if (!ret && s->rejected)
+		ret = 1;
+	free(s);
+	return ret;
+}
