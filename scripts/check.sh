@@ -12,6 +12,8 @@
 #   VM_TCG=single|multi       TCG threading of the VMs (default single)
 #   LINT=0                    skip the static checks (for quick iterations)
 #   DKMS=0                    skip building and installing the DKMS package
+#   TD_DKMS_KO=path           the 6.12 VM runs this tdispatch.ko (the outer
+#                             make check sets it for its run from /usr/src)
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -49,9 +51,42 @@ run_vm() {
 	fi
 }
 
+# The 6.12 lane, run by the make check of the tree the package put under
+# /usr/src (not a git checkout, as a release tarball is not) with the
+# module DKMS built there; then make demo from that tree.
+check_exported() {
+	ex=$TD_BUILD/export
+	mkdir -p "$ex"
+	td_log "kernel 6.12: make check from $export_top, an exported tree"
+	TD_BUILD=$ex KERNELS=6.12 LINT=0 DKMS=0 TD_DKMS_KO=$dkms_ko \
+		"$export_top/scripts/check.sh" || status=1
+	grep -v '^  *6.12: tdispatch.ko as DKMS built it' "$ex/summary" >>"$summary" || true
+	echo "  6.12: run from $export_top with tdispatch.ko as DKMS built it" >>"$summary"
+	retries=$((retries + $(grep -c 'VM STALLED, retried' "$ex/summary" || true)))
+	if [ -e "$ex/vm-6.12/log/counts" ]; then
+		read -r p f _ <"$ex/vm-6.12/log/counts"
+		total_pass=$((total_pass + p))
+		total_fail=$((total_fail + f))
+	else
+		status=1
+	fi
+
+	td_log "make demo from $export_top"
+	if TD_BUILD=$ex timeout 600 make -s -C "$export_top" demo </dev/null >"$ex/demo.log" 2>&1 &&
+	   grep -q '^=== end of demo ===' "$ex/demo.log" &&
+	   grep -q 'periodic_runs' "$ex/demo.log"; then
+		echo "demo: make demo from $export_top ran to its end ($ex/demo.log)" >>"$summary"
+	else
+		tail -n 30 "$ex/demo.log" >&2
+		echo "demo: FAILED from $export_top (see $ex/demo.log)" >>"$summary"
+		status=1
+	fi
+}
+
 # The DKMS package, installed here and built by DKMS for 6.1 and 6.12; the
 # 6.12 VM runs the module DKMS built.
-dkms_ko=
+dkms_ko=${TD_DKMS_KO:-}
+export_top=
 if [ "${DKMS:-1}" != 0 ]; then
 	if dkms_ko=$("$TD_TOP/scripts/dkms-check.sh"); then
 		echo "dkms: tdispatch-dkms $(cat "$TD_TOP/VERSION") installed, built for 6.1 and 6.12" >>"$summary"
@@ -64,9 +99,12 @@ fi
 
 # Lint from the tree the package put under /usr/src, which is not a git
 # checkout: a release tarball must pass it too.
-if [ "${LINT:-1}" != 0 ]; then
+if [ "${DKMS:-1}" != 0 ] && [ -n "$dkms_ko" ]; then
 	export_top=/usr/src/tdispatch-$(cat "$TD_TOP/VERSION")
-	if [ -n "$dkms_ko" ] && [ -x "$export_top/scripts/lint.sh" ]; then
+	[ -x "$export_top/scripts/check.sh" ] || export_top=
+fi
+if [ "${LINT:-1}" != 0 ]; then
+	if [ -n "$export_top" ]; then
 		td_log "lint: from $export_top, an exported tree"
 		TD_BUILD=$TD_BUILD/export "$export_top/scripts/lint.sh"
 		echo "lint: clean, run from $export_top (not a git checkout)" >>"$summary"
@@ -76,6 +114,10 @@ if [ "${LINT:-1}" != 0 ]; then
 fi
 
 for k in $kernels; do
+	if [ "$k" = 6.12 ] && [ -n "$export_top" ]; then
+		check_exported
+		continue
+	fi
 	td_kernel "$k"
 	out=$TD_BUILD/vm-$k
 	td_log "kernel $k: building modules against $td_kdir"
@@ -121,7 +163,7 @@ esac
 
 # The package's work here is done: leave the machine as it was, so that a
 # kernel installed later does not get our module built into it.
-if [ -n "$dkms_ko" ]; then
+if [ "${DKMS:-1}" != 0 ] && [ -n "$dkms_ko" ]; then
 	sudo=
 	[ "$(id -u)" = 0 ] || sudo=sudo
 	$sudo dpkg -r tdispatch-dkms >/dev/null 2>&1 || true

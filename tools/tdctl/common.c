@@ -147,26 +147,6 @@ int open_dev(void)
 	return fd;
 }
 
-/* VERSION, quietly: 0 or -1 with errno. */
-static int query_version(int fd, struct tdispatch_version *v)
-{
-	*v = (struct tdispatch_version) { .size = sizeof(*v) };
-	if (!ioctl(fd, TDISPATCH_IOC_VERSION, v))
-		return 0;
-	if (errno != ENOTTY)
-		return -1;
-	/* A module older than module_version knows only the first number. */
-	v->size = TDISPATCH_VERSION_SIZE_VER0;
-	return ioctl(fd, ioc_ver0(TDISPATCH_IOC_VERSION, v->size), v);
-}
-
-int get_version(int fd, struct tdispatch_version *v)
-{
-	if (!query_version(fd, v))
-		return 0;
-	return td_ioctl(fd, TDISPATCH_IOC_VERSION, v, "version");
-}
-
 /* The dispatcher's file, inherited from "tdctl create" through FD_ENV. */
 int env_fd(void)
 {
@@ -186,21 +166,38 @@ int env_fd(void)
 }
 
 /*
- * Whether the module predates delayed tasks.  Ioctl numbers carry the size
- * of their struct, and those of CREATE, SUBMIT and STATS grew with delayed
- * tasks: such a module answers only to the numbers of their first version,
- * ioc_ver0(), with the first version's struct.  Asked once per process:
- * tdctl talks to one module.
+ * libtdispatch's handle on @fd, which asked the module its version once:
+ * tdctl works on one file per process.  @what: the call to name when the
+ * module does not answer (NULL: quietly).  The handle never closes @fd.
+ */
+struct tdl *td_lib(int fd, const char *what)
+{
+	static struct tdl t = { .fd = -1 };
+	int ret;
+
+	if (t.fd == fd)
+		return &t;
+	ret = tdl_adopt(&t, fd);
+	if (ret) {
+		if (what)
+			fail("%s: %s%s", what, strerror(-ret), errno_hint(-ret));
+		return NULL;
+	}
+	/* A take never needs room for more than the largest max_batch. */
+	t.max_batch = BATCH_MAX;
+	return &t;
+}
+
+/*
+ * Whether the module predates delayed tasks, whose CREATE, SUBMIT and
+ * STATS have only their first, smaller numbers and structs (ioc_ver0()).
+ * If it does not answer VERSION, the call itself will say what is wrong.
  */
 bool ver0_module(int fd)
 {
-	static int ver0 = -1;
-	struct tdispatch_version v;
+	struct tdl *t = td_lib(fd, NULL);
 
-	/* If VERSION fails, the call itself will say what is wrong. */
-	if (ver0 < 0)
-		ver0 = !query_version(fd, &v) && !(v.features & TDISPATCH_FEAT_DELAYED);
-	return ver0;
+	return t && !(t->features & TDISPATCH_FEAT_DELAYED);
 }
 
 /* Ioctl @req as numbered for a struct of @size bytes. */
@@ -210,14 +207,18 @@ unsigned long ioc_ver0(unsigned long req, __u32 size)
 	       (unsigned long)size << _IOC_SIZESHIFT;
 }
 
+/* The counters, in the struct the module knows (libtdispatch sees to it). */
 int get_stats(int fd, struct tdispatch_stats_user *s)
 {
-	*s = (struct tdispatch_stats_user) { .size = sizeof(*s) };
-	if (ver0_module(fd)) {
-		s->size = TDISPATCH_STATS_SIZE_VER0;
-		return td_ioctl(fd, ioc_ver0(TDISPATCH_IOC_STATS, s->size), s, "stats");
-	}
-	return td_ioctl(fd, TDISPATCH_IOC_STATS, s, "stats");
+	struct tdl *t = td_lib(fd, "stats");
+	int ret;
+
+	if (!t)
+		return 1;
+	ret = tdl_stats(t, s);
+	if (ret)
+		return fail("stats: %s%s", strerror(-ret), errno_hint(-ret));
+	return 0;
 }
 
 int lookup(const char * const *names, size_t n, const char *s)

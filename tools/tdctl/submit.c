@@ -5,7 +5,7 @@
  */
 #include "tdctl.h"
 
-/* Tasks gathered for one TDISPATCH_IOC_SUBMIT call. */
+/* Tasks gathered for one TDISPATCH_IOC_SUBMIT call (at most its limit). */
 struct submission {
 	int fd;
 	__u64 deadline_ns;
@@ -54,61 +54,32 @@ static void report_task(const struct submission *s, unsigned int i)
 }
 
 /*
- * SUBMIT for a module that has no delayed tasks (see ver0_module()): the
- * first version of the struct, whose tasks are the first
- * TDISPATCH_UTASK_SIZE_VER0 bytes of ours, packed.
+ * One SUBMIT call for the tasks gathered; libtdispatch speaks to a module
+ * without delayed tasks in its first, smaller structs.
  */
-static int submit_ver0(struct submission *s, struct tdispatch_submit *arg)
+static int submit_flush(struct submission *s)
 {
-	char *packed = malloc(s->n * TDISPATCH_UTASK_SIZE_VER0);
+	struct tdl *t;
 	unsigned int i;
 	int ret;
 
-	if (!packed)
-		return fail("submit: %s", strerror(ENOMEM));
-	for (i = 0; i < s->n; i++)
-		memcpy(packed + i * TDISPATCH_UTASK_SIZE_VER0, &s->t[i],
-		       TDISPATCH_UTASK_SIZE_VER0);
-	arg->size = TDISPATCH_SUBMIT_SIZE_VER0;
-	arg->tasks = (uintptr_t)packed;
-	ret = td_ioctl(s->fd, ioc_ver0(TDISPATCH_IOC_SUBMIT, arg->size), arg, "submit");
-	for (i = 0; !ret && i < s->n; i++)
-		memcpy(&s->t[i].status, packed + i * TDISPATCH_UTASK_SIZE_VER0 +
-		       offsetof(struct tdispatch_utask, status), sizeof(s->t[i].status));
-	free(packed);
-	return ret;
-}
-
-static int submit_flush(struct submission *s)
-{
-	struct tdispatch_submit arg = {
-		.size = sizeof(arg),
-		.flags = s->flags,
-		.tasks = (uintptr_t)s->t,
-		.count = s->n,
-		.task_size = sizeof(s->t[0]),
-	};
-	unsigned int i;
-	int ret = 0;
-
 	if (!s->n)
 		return 0;
-	if (s->ver0)
-		ret = submit_ver0(s, &arg);
-	else
-		ret = td_ioctl(s->fd, TDISPATCH_IOC_SUBMIT, &arg, "submit");
-	if (!ret) {
+	t = td_lib(s->fd, "submit");
+	ret = t ? tdl_submit(t, s->t, s->n, s->flags) : -1;
+	if (ret >= 0) {
 		for (i = 0; i < s->n; i++)
 			if (s->t[i].status)
 				report_task(s, i);
-		s->accepted += arg.accepted;
-		s->rejected += s->n - arg.accepted;
+		s->accepted += ret;
+		s->rejected += s->n - ret;
+	} else if (t) {
+		fail("submit: %s%s", strerror(-ret), errno_hint(-ret));
 	}
 	submit_reset(s);
-	return ret;
+	return ret < 0;
 }
 
-/* Queue one task; @owned, if not NULL, holds @payload until it is sent. */
 static int submit_add(struct submission *s, unsigned long pos, const char *id,
 		      const char *payload, char *owned)
 {

@@ -26,6 +26,8 @@
 #include <sys/wait.h>
 #include <linux/tdispatch.h>
 
+#include "libtdispatch.h"
+
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define NSEC_PER_MSEC		1000000ULL
 #define MS_MAX			(UINT64_MAX / NSEC_PER_MSEC)
@@ -89,8 +91,8 @@ const char *plural(unsigned long n);
 const char *retries(unsigned long n);
 int wait_child(pid_t pid);
 int open_dev(void);
-int get_version(int fd, struct tdispatch_version *v);
 int env_fd(void);
+struct tdl *td_lib(int fd, const char *what);
 bool ver0_module(int fd);
 unsigned long ioc_ver0(unsigned long req, __u32 size);
 int get_stats(int fd, struct tdispatch_stats_user *s);

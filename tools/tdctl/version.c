@@ -4,6 +4,26 @@
  */
 #include "tdctl.h"
 
+/* VERSION, quietly: 0 or -1 with errno. */
+static int query_version(int fd, struct tdispatch_version *v)
+{
+	*v = (struct tdispatch_version) { .size = sizeof(*v) };
+	if (!ioctl(fd, TDISPATCH_IOC_VERSION, v))
+		return 0;
+	if (errno != ENOTTY)
+		return -1;
+	/* A module older than module_version knows only the first number. */
+	v->size = TDISPATCH_VERSION_SIZE_VER0;
+	return ioctl(fd, ioc_ver0(TDISPATCH_IOC_VERSION, v->size), v);
+}
+
+static int get_version(int fd, struct tdispatch_version *v)
+{
+	if (!query_version(fd, v))
+		return 0;
+	return td_ioctl(fd, TDISPATCH_IOC_VERSION, v, "version");
+}
+
 /* The feature bits, as "tdctl version" names them. */
 static const char * const feature_names[] = {
 	"user", "named", "delayed", "periodic", "lifecycle",
@@ -60,12 +80,12 @@ int cmd_version(int argc, char **argv)
  */
 int need_feature(int fd, __u64 bit, const char *what)
 {
-	struct tdispatch_version v;
+	struct tdl *t = td_lib(fd, "version");
 
-	if (get_version(fd, &v))
+	if (!t)
 		return 1;
-	if (!(v.features & bit))
+	if (!(t->features & bit))
 		return fail("the loaded module (ABI %u, features %#llx) has no %s",
-			    v.abi_version, ull(v.features), what);
+			    t->abi_version, ull(t->features), what);
 	return 0;
 }

@@ -5,16 +5,14 @@
  */
 #include "tdctl.h"
 
+/*
+ * libtdispatch's worker holds the batch (w->lw.batch) and the verdicts of
+ * single tasks, from --exec's $TDISPATCH_RESULTS file, until completion.
+ */
 struct worker {
-	int fd;
+	struct tdl_worker lw;
 	const char *exec;
 	__u32 result;
-	struct tdispatch_take tk;
-	struct tdispatch_ltask *tasks;
-	char *buf;
-	/* Verdicts of single tasks, from --exec's $TDISPATCH_RESULTS file. */
-	struct tdispatch_task_result *verdicts;
-	__u32 nr_verdicts;
 	unsigned long batches, tasks_seen, lost, own_verdicts;
 	unsigned long results[ARRAY_SIZE(result_names)];
 };
@@ -22,32 +20,27 @@ struct worker {
 /* Take the next batch; 1 when the timeout passed, -1 on an error. */
 static int work_take(struct worker *w, __u64 timeout_ms)
 {
-	w->tk = (struct tdispatch_take) {
-		.size = sizeof(w->tk),
-		.timeout_ns = timeout_ms * NSEC_PER_MSEC,
-		.tasks = (uintptr_t)w->tasks,
-		.buf = (uintptr_t)w->buf,
-		.max_tasks = BATCH_MAX,
-		.buf_len = BATCH_MAX * TDISPATCH_PAYLOAD_MAX,
-	};
-	if (!ioctl(w->fd, TDISPATCH_IOC_TAKE, &w->tk))
+	int ret = tdl_take(&w->lw, timeout_ms * NSEC_PER_MSEC, 0);
+
+	if (!ret)
 		return 0;
-	if (errno == ETIMEDOUT)
+	if (ret == -ETIMEDOUT)
 		return 1;
-	fail("work: take: %s%s", strerror(errno), errno_hint(errno));
+	fail("work: take: %s%s", strerror(-ret), errno_hint(-ret));
 	return -1;
 }
 
 /* The batch as "ID PAYLOAD" lines. */
 static void write_batch(const struct worker *w, FILE *out)
 {
-	const struct tdispatch_ltask *t;
-	__u32 i;
+	const struct tdl_batch *b = &w->lw.batch;
+	const void *payload;
+	__u32 i, len;
 
-	for (i = 0; i < w->tk.nr; i++) {
-		t = &w->tasks[i];
-		fprintf(out, "%llu ", ull(t->id));
-		fwrite(w->buf + t->payload_off, 1, t->payload_len, out);
+	for (i = 0; i < b->nr; i++) {
+		payload = tdl_payload(b, i, &len);
+		fprintf(out, "%llu ", ull(b->tasks[i].id));
+		fwrite(payload, 1, len, out);
 		fputc('\n', out);
 	}
 }
@@ -59,20 +52,18 @@ static void write_batch(const struct worker *w, FILE *out)
 static void add_verdict(struct worker *w, __u64 id, const char *word)
 {
 	int result = lookup(result_names, ARRAY_SIZE(result_names), word);
-	__u32 i, v;
+	struct tdl_batch *b = &w->lw.batch;
+	__u32 i;
 
-	for (i = 0; i < w->tk.nr && w->tasks[i].id != id; i++)
+	for (i = 0; i < b->nr && b->tasks[i].id != id; i++)
 		;
-	if (result < 0 || i == w->tk.nr) {
+	if (result < 0 || i == b->nr) {
 		fprintf(stderr, "tdctl: work: batch %llu: ignoring verdict '%llu %s'%s\n",
-			ull(w->tk.batch), ull(id), word,
+			ull(b->lease), ull(id), word,
 			result < 0 ? ": not a result" : ": no such task in the batch");
 		return;
 	}
-	for (v = 0; v < w->nr_verdicts && w->verdicts[v].id != id; v++)
-		;
-	w->verdicts[v] = (struct tdispatch_task_result) { .id = id, .result = result };
-	w->nr_verdicts += v == w->nr_verdicts;
+	tdl_set_result(b, i, result);
 }
 
 /* What the command wrote to $TDISPATCH_RESULTS. */
@@ -95,9 +86,9 @@ static void exec_batch(const struct worker *w, int in, const char *results)
 	if (dup2(in, STDIN_FILENO) < 0)
 		_exit(126);
 	close(in);
-	snprintf(num, sizeof(num), "%llu", ull(w->tk.batch));
+	snprintf(num, sizeof(num), "%llu", ull(w->lw.batch.lease));
 	setenv("TDISPATCH_BATCH", num, 1);
-	snprintf(num, sizeof(num), "%u", w->tk.nr);
+	snprintf(num, sizeof(num), "%u", w->lw.batch.nr);
 	setenv("TDISPATCH_BATCH_SIZE", num, 1);
 	if (results)
 		setenv("TDISPATCH_RESULTS", results, 1);
@@ -125,7 +116,6 @@ static __u32 work_exec(struct worker *w)
 	pid_t pid;
 	int p[2], st, rfd;
 
-	w->nr_verdicts = 0;
 	rfd = mkstemp(results);
 	if (rfd >= 0) {
 		verdicts = fdopen(rfd, "r");
@@ -163,34 +153,29 @@ static __u32 work_exec(struct worker *w)
 	if (st == 0)
 		return TDISPATCH_RESULT_SUCCESS;
 	fprintf(stderr, "tdctl: work: batch %llu: command exited with %d\n",
-		ull(w->tk.batch), st);
+		ull(w->lw.batch.lease), st);
 	return st == EX_TEMPFAIL ? TDISPATCH_RESULT_TRANSIENT : TDISPATCH_RESULT_PERMANENT;
 }
 
 static int work_complete(struct worker *w, __u32 result)
 {
-	struct tdispatch_complete c = {
-		.size = sizeof(c),
-		.batch = w->tk.batch,
-		.result = result,
-		.results = (uintptr_t)w->verdicts,
-		.nr_results = w->nr_verdicts,
-	};
+	__u64 lease = w->lw.batch.lease;
+	__u32 verdicts = w->lw.batch.nr_results;
+	int ret;
 
 	w->batches++;
-	w->tasks_seen += w->tk.nr;
-	if (!ioctl(w->fd, TDISPATCH_IOC_COMPLETE, &c)) {
+	w->tasks_seen += w->lw.batch.nr;
+	ret = tdl_complete(&w->lw, result);
+	if (!ret) {
 		w->results[result]++;
-		w->own_verdicts += w->nr_verdicts;
-		w->nr_verdicts = 0;
+		w->own_verdicts += verdicts;
 		return 0;
 	}
-	w->nr_verdicts = 0;
-	if (errno != ENOENT)
-		return fail("work: complete: %s%s", strerror(errno), errno_hint(errno));
+	if (ret != -ENOENT)
+		return fail("work: complete: %s%s", strerror(-ret), errno_hint(-ret));
 	fail("work: batch %llu: its lease ran out before it was completed, so it is\n"
 	     "       delivered again (create the dispatcher with a longer --lease-ms)",
-	     ull(w->tk.batch));
+	     ull(lease));
 	w->lost++;
 	return 0;
 }
@@ -243,7 +228,8 @@ int cmd_work(int argc, char **argv)
 		NUM_OPT("timeout-ms", &timeout_ms, 0, MS_MAX),
 		END_OPT,
 	};
-	int ret;
+	struct tdl *t;
+	int fd, ret;
 
 	parse_opts_only(argc, argv, opts);
 	if (target)
@@ -257,21 +243,18 @@ int cmd_work(int argc, char **argv)
 		usage_exit(argv[0]);
 	}
 	w.result = ret;
-	w.fd = env_fd();
-	if (w.fd < 0)
+	fd = env_fd();
+	if (fd < 0)
 		return 1;
-	w.tasks = calloc(BATCH_MAX, sizeof(*w.tasks));
-	w.verdicts = calloc(BATCH_MAX, sizeof(*w.verdicts));
-	w.buf = malloc(BATCH_MAX * TDISPATCH_PAYLOAD_MAX);
-	if (!w.tasks || !w.buf || !w.verdicts) {
-		ret = fail("work: %s", strerror(ENOMEM));
-	} else {
-		signal(SIGPIPE, SIG_IGN);
-		ret = work_loop(&w, count, timeout_ms);
-		work_summary(&w);
-	}
-	free(w.tasks);
-	free(w.verdicts);
-	free(w.buf);
+	t = td_lib(fd, "work");
+	if (!t)
+		return 1;
+	ret = tdl_worker_init(&w.lw, t);
+	if (ret)
+		return fail("work: %s", strerror(-ret));
+	signal(SIGPIPE, SIG_IGN);
+	ret = work_loop(&w, count, timeout_ms);
+	work_summary(&w);
+	tdl_worker_free(&w.lw);
 	return ret;
 }

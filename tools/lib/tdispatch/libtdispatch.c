@@ -45,13 +45,27 @@ static unsigned long tdl_ioc_size(unsigned long req, uint32_t size)
 
 int tdl_open(struct tdl *t, int flags)
 {
+	int fd = open(TDL_DEV, O_RDWR | O_CLOEXEC | flags);
+	int ret;
+
+	if (fd < 0) {
+		memset(t, 0, sizeof(*t));
+		t->fd = -1;
+		return -errno;
+	}
+	ret = tdl_adopt(t, fd);
+	if (ret < 0)
+		close(fd);
+	return ret;
+}
+
+int tdl_adopt(struct tdl *t, int fd)
+{
 	struct tdispatch_version v = { .size = sizeof(v) };
 	int ret;
 
 	memset(t, 0, sizeof(*t));
-	t->fd = open(TDL_DEV, O_RDWR | O_CLOEXEC | flags);
-	if (t->fd < 0)
-		return -errno;
+	t->fd = fd;
 	ret = tdl_ioctl(t, TDISPATCH_IOC_VERSION, &v);
 	if (ret == -ENOTTY) {
 		/* Older than module_version: only the first number. */
@@ -59,7 +73,7 @@ int tdl_open(struct tdl *t, int flags)
 		ret = tdl_ioctl(t, tdl_ioc_size(TDISPATCH_IOC_VERSION, v.size), &v);
 	}
 	if (ret < 0) {
-		tdl_close(t);
+		t->fd = -1;
 		return ret;
 	}
 	t->abi_version = v.abi_version;

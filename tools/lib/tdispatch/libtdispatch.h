@@ -52,6 +52,20 @@ struct tdl {
 int tdl_open(struct tdl *t, int flags);
 
 /**
+ * tdl_adopt() - take an open /dev/tdispatch file and ask the module its version
+ * @t: filled in; tdl_close() closes @fd
+ * @fd: a file opened elsewhere, e.g. inherited from the process that
+ *	created a dispatcher on it, or attached to a named one
+ *
+ * @t->max_batch stays 0: set it to the dispatcher's max_batch (1024 is
+ * always enough) before tdl_worker_init().
+ *
+ * Return: 0, or -errno (-ENOTTY: @fd is not /dev/tdispatch); @fd stays
+ * open either way.
+ */
+int tdl_adopt(struct tdl *t, int fd);
+
+/**
  * tdl_close() - close the file; a dispatcher it created goes with it
  * @t: as tdl_open() filled it
  */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "libtdispatch.h"
@@ -245,6 +246,46 @@ TEST_F(lib, rate_and_bad_input)
 	EXPECT_EQ(-EINVAL, tdl_worker_init(&none, &other));
 	EXPECT_GE(tdl_list(&other, NULL, 0), 0);
 	tdl_close(&other);
+}
+
+/*
+ * A file opened elsewhere (here a dup, as a child inherits one) works the
+ * same dispatcher once adopted; a file that is not the device is refused
+ * and stays open.
+ */
+TEST_F(lib, adopt_an_inherited_file)
+{
+	struct tdispatch_stats_user st;
+	struct tdl_worker w;
+	struct tdl other;
+	int fd;
+
+	fd = dup(self->t.fd);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, tdl_adopt(&other, fd));
+	EXPECT_EQ(self->t.features, other.features);
+	EXPECT_EQ(0, strcmp(self->t.module_version, other.module_version));
+	EXPECT_EQ(0, other.max_batch);
+	EXPECT_EQ(-EINVAL, tdl_worker_init(&w, &other));
+	other.max_batch = 1024;
+	ASSERT_EQ(0, tdl_worker_init(&w, &other));
+	ASSERT_EQ(0, tdl_submit_one(&other, 5, "x", 1));
+	ASSERT_EQ(0, tdl_take(&w, 0, 0));
+	EXPECT_EQ(1, w.batch.nr);
+	EXPECT_EQ(5, w.batch.tasks[0].id);
+	ASSERT_EQ(0, tdl_complete(&w, TDISPATCH_RESULT_SUCCESS));
+	ASSERT_EQ(0, tdl_stats(&self->t, &st));
+	EXPECT_EQ(1, st.done);
+	tdl_worker_free(&w);
+	tdl_close(&other);
+	EXPECT_EQ(-1, fcntl(fd, F_GETFD));
+
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(-ENOTTY, tdl_adopt(&other, fd));
+	EXPECT_EQ(-1, other.fd);
+	EXPECT_EQ(0, fcntl(fd, F_GETFD) & ~FD_CLOEXEC);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
