@@ -361,13 +361,15 @@ static int td_wait_idle(struct tdispatch *d, unsigned long timeout)
 int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 		      unsigned long timeout)
 {
+	void (*withdraw)(struct tdispatch *d);
 	LIST_HEAD(reap);
 	int ret = 0;
 
 	might_sleep();
 	/* Withdrawn from userspace first: tdispatch_unpublish(), set by named.c. */
-	if (d->withdraw)
-		d->withdraw(d);
+	withdraw = READ_ONCE(d->withdraw);
+	if (withdraw)
+		withdraw(d);
 	/* No reader of its state is left after this. */
 	td_debugfs_remove(d);
 	WRITE_ONCE(d->dead, true);

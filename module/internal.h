@@ -289,7 +289,7 @@ struct tdispatch {
 	struct list_head observers;
 	unsigned int nr_observers;
 	struct td_pub *pub;		/* published under its name */
-	void (*withdraw)(struct tdispatch *d);	/* named.c's, once published */
+	void (*withdraw)(struct tdispatch *d);	/* named.c's, from the first publish */
 
 	struct dentry *debug_dir;	/* debugfs.c */
 	struct tdispatch_task **task_array;

@@ -116,8 +116,8 @@ int tdispatch_publish(struct tdispatch *d, const struct tdispatch_publish *pub)
 		list_add_tail(&p->node, &td_registry);
 		td_registry_len++;
 		d->pub = p;
-		/* core.c's destroy withdraws it through this. */
-		d->withdraw = tdispatch_unpublish;
+		/* core.c's destroy withdraws it through this; it stays set. */
+		WRITE_ONCE(d->withdraw, tdispatch_unpublish);
 	}
 	mutex_unlock(&td_registry_lock);
 	if (ret)

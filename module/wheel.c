@@ -47,6 +47,33 @@ static bool td_wheel_less(struct rb_node *a, const struct rb_node *b)
 	return TD_WHEEL_SEQ(x) < TD_WHEEL_SEQ(y);
 }
 
+/*
+ * Into the near rbtree.  A slot's entries come out in the order of their
+ * arrival or the reverse (each move down a level reverses it), so a group
+ * due at one instant arrives sorted one way or the other: an entry that
+ * goes before the first or after the last is linked there at once, with no
+ * walk down the tree, and a million entries due together move in O(n),
+ * not O(n log n).  The first has no left child, the last no right one.
+ */
+static void td_wheel_near_add(struct td_wheel *w, TD_WHEEL_ENTRY *e)
+{
+	struct rb_node *first = rb_first_cached(&w->near), *n = &e->TD_WHEEL_RB;
+
+	if (!first || td_wheel_less(w->last, n)) {
+		if (first)
+			rb_link_node(n, w->last, &w->last->rb_right);
+		else
+			rb_link_node(n, NULL, &w->near.rb_root.rb_node);
+		rb_insert_color_cached(n, &w->near, !first);
+		w->last = n;
+	} else if (td_wheel_less(n, first)) {
+		rb_link_node(n, first, &first->rb_left);
+		rb_insert_color_cached(n, &w->near, true);
+	} else {
+		rb_add_cached(n, &w->near, td_wheel_less);
+	}
+}
+
 static inline unsigned int td_wheel_shift(unsigned int lvl)
 {
 	return TD_WHEEL_SHIFT + lvl * TD_WHEEL_BITS;
@@ -75,7 +102,7 @@ static void td_wheel_place(struct td_wheel *w, TD_WHEEL_ENTRY *e)
 	unsigned int lvl, idx;
 
 	if (due < h) {
-		rb_add_cached(&e->TD_WHEEL_RB, &w->near, td_wheel_less);
+		td_wheel_near_add(w, e);
 		return;
 	}
 	for (lvl = 0; ; lvl++) {
@@ -110,6 +137,8 @@ static void td_wheel_del(struct td_wheel *w, TD_WHEEL_ENTRY *e)
 	unsigned int i;
 
 	if (TD_WHEEL_DUE(e) < w->horizon) {
+		if (w->last == &e->TD_WHEEL_RB)
+			w->last = rb_prev(w->last);
 		rb_erase_cached(&e->TD_WHEEL_RB, &w->near);
 		return;
 	}

@@ -27,6 +27,7 @@
  *	slot; always a multiple of the level-0 slot.
  * @near: the entries due before @horizon, by due time and then by arrival
  *	(the entry's sequence number), so that firing is exact.
+ * @last: @near's last entry, NULL when @near is empty.
  * @seq: the next arrival's sequence number.
  * @map: per level, which slots hold entries.
  * @slot: per level, the entries due in each slot's stretch of time.
@@ -34,6 +35,7 @@
 struct td_wheel {
 	u64 horizon;
 	struct rb_root_cached near;
+	struct rb_node *last;
 	u64 seq;
 	u64 map[TD_WHEEL_LEVELS];
 	struct hlist_head slot[TD_WHEEL_LEVELS][TD_WHEEL_SIZE];

@@ -55,15 +55,20 @@ run_vm() {
 # /usr/src (not a git checkout, as a release tarball is not) with the
 # module DKMS built there; then make demo from that tree.
 check_exported() {
-	ex=$TD_BUILD/export
+	ex=$(realpath -m "$TD_BUILD/export")
+	# Nothing of an earlier run may be taken for this one's.
+	rm -rf "$ex/summary" "$ex/vm-6.12/log" "$ex/demo.log"
 	mkdir -p "$ex"
 	td_log "kernel 6.12: make check from $export_top, an exported tree"
 	TD_BUILD=$ex KERNELS=6.12 LINT=0 DKMS=0 TD_DKMS_KO=$dkms_ko \
 		"$export_top/scripts/check.sh" || status=1
-	grep -v '^  *6.12: tdispatch.ko as DKMS built it' "$ex/summary" >>"$summary" || true
+	if [ -e "$ex/summary" ]; then
+		grep -v '^  *6.12: tdispatch.ko as DKMS built it' "$ex/summary" >>"$summary" || true
+		n=$(grep -c 'VM STALLED, retried' "$ex/summary") || n=0
+		retries=$((retries + n))
+	fi
 	echo "  6.12: run from $export_top with tdispatch.ko as DKMS built it" >>"$summary"
-	retries=$((retries + $(grep -c 'VM STALLED, retried' "$ex/summary" || true)))
-	if [ -e "$ex/vm-6.12/log/counts" ]; then
+	if [ -s "$ex/vm-6.12/log/counts" ]; then
 		read -r p f _ <"$ex/vm-6.12/log/counts"
 		total_pass=$((total_pass + p))
 		total_fail=$((total_fail + f))
@@ -85,9 +90,19 @@ check_exported() {
 
 # The DKMS package, installed here and built by DKMS for 6.1 and 6.12; the
 # 6.12 VM runs the module DKMS built.
+# Once the package's work is done, or the run fails on the way, leave the
+# machine as it was, so that a kernel installed later does not get our
+# module built into it.
+remove_package() {
+	sudo=
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	$sudo dpkg -r tdispatch-dkms >/dev/null 2>&1 || true
+}
+
 dkms_ko=${TD_DKMS_KO:-}
 export_top=
 if [ "${DKMS:-1}" != 0 ]; then
+	trap remove_package EXIT
 	if dkms_ko=$("$TD_TOP/scripts/dkms-check.sh"); then
 		echo "dkms: tdispatch-dkms $(cat "$TD_TOP/VERSION") installed, built for 6.1 and 6.12" >>"$summary"
 	else
@@ -161,13 +176,6 @@ case " $kernels " in
 	;;
 esac
 
-# The package's work here is done: leave the machine as it was, so that a
-# kernel installed later does not get our module built into it.
-if [ "${DKMS:-1}" != 0 ] && [ -n "$dkms_ko" ]; then
-	sudo=
-	[ "$(id -u)" = 0 ] || sudo=sudo
-	$sudo dpkg -r tdispatch-dkms >/dev/null 2>&1 || true
-fi
 
 echo
 echo "== tdispatch check summary ($(( $(date +%s) - t0 ))s) =="

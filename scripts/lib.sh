@@ -69,9 +69,11 @@ td_build_modules() {
 	rm -rf "$out/src" "$out/mod"
 	mkdir -p "$out/src" "$out/mod"
 	cp -r "$TD_TOP/Kbuild" "$TD_TOP/VERSION" "$TD_TOP/module" "$TD_TOP/uapi" "$out/src/"
-	# A module built in the work tree from a source since renamed must not
-	# ride along and be loaded as if it were a test.
-	find "$out/src" -name '*.ko' -delete
+	# Nothing built in the work tree rides along: a module from a source
+	# since renamed would be loaded as if it were a test, and a stale
+	# object would be linked or read by layout.sh.
+	find "$out/src" \( -name '*.ko' -o -name '*.o' -o -name '.*.cmd' -o -name '*.mod' \
+		-o -name '*.mod.c' \) -delete
 	if ! make -C "$kdir" M="$out/src" W=1 "$@" >"$out/build.log" 2>&1; then
 		cat "$out/build.log" >&2
 		td_die "module build against $kdir failed"

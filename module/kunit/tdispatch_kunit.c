@@ -65,7 +65,8 @@ static int td_cmp_delayed(const void *a, const void *b)
 /*
  * Every delayed task, in the order they will be let in, after checking
  * that each is where the wheel's invariants put it: before the horizon in
- * the near rbtree, else in a slot that the slot map shows.
+ * the near rbtree (whose last entry the wheel knows), else in a slot that
+ * the slot map shows.
  */
 static struct tdispatch_task **td_delayed_tasks(struct td_kunit *k, unsigned int *nr)
 {
@@ -77,6 +78,8 @@ static struct tdispatch_task **td_delayed_tasks(struct td_kunit *k, unsigned int
 	all = kunit_kcalloc(k->test, cap + 1, sizeof(*all), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(k->test, all);
 	KUNIT_EXPECT_EQ(k->test, w->horizon % (1ULL << TD_WHEEL_SHIFT), 0);
+	/* The near rbtree's last entry, which placing at either end relies on. */
+	KUNIT_EXPECT_PTR_EQ(k->test, w->last, rb_last(&w->near.rb_root));
 	for (rb = rb_first_cached(&w->near); rb; rb = rb_next(rb)) {
 		t = rb_entry(rb, struct tdispatch_task, tnode);
 		KUNIT_EXPECT_LT(k->test, (u64)t->not_before, w->horizon);
@@ -1501,6 +1504,32 @@ static void td_test_wheel_equal_times(struct kunit *test)
 	td_expect_order(k, TD_IDS(4, 1, 2, 3));
 }
 
+/*
+ * A group due at one instant reaches the near rbtree in arrival order or
+ * the reverse, by how many levels it came down (each move reverses a
+ * slot's list): either way it is let in by arrival, with one entry due
+ * just before it and one just after, which the wheel places by a walk.
+ */
+static void td_test_wheel_group(struct kunit *test)
+{
+	static const ktime_t dues[] = { 10 * TD_MS, 100 * TD_MS, 5000 * TD_MS };
+	unsigned int d;
+	u64 id;
+
+	for (d = 0; d < ARRAY_SIZE(dues); d++) {
+		struct td_kunit *k = td_setup(test, TD_ORDER_MAX, 4);
+		ktime_t due = dues[d];
+
+		for (id = 1; id <= 12; id++)
+			td_add_later(k, id, due, id);
+		td_add_later(k, 13, due + 1, 13);
+		td_add_later(k, 14, due - 1, 14);
+		td_promote(k, due - TD_MS, 0);
+		td_promote(k, due + 1, 14);
+		td_expect_order(k, TD_IDS(14, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13));
+	}
+}
+
 /* Cancel and release take tasks from slots, and the slot map follows. */
 static void td_test_wheel_cancel(struct kunit *test)
 {
@@ -1680,6 +1709,7 @@ static struct kunit_case td_delayed_cases[] = {
 static struct kunit_case td_wheel_cases[] = {
 	KUNIT_CASE(td_test_wheel_levels),
 	KUNIT_CASE(td_test_wheel_equal_times),
+	KUNIT_CASE(td_test_wheel_group),
 	KUNIT_CASE(td_test_wheel_cancel),
 	KUNIT_CASE(td_test_wheel_random),
 	{}

@@ -175,6 +175,8 @@ struct tdl *td_lib(int fd, const char *what)
 	static struct tdl t = { .fd = -1 };
 	int ret;
 
+	if (fd < 0)
+		return NULL;
 	if (t.fd == fd)
 		return &t;
 	ret = tdl_adopt(&t, fd);

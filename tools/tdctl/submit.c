@@ -14,7 +14,7 @@ struct submission {
 	__u32 utask_flags;	/* TDISPATCH_UTASK_WATCH with --watch */
 	__u64 watch_key;
 	__u32 flags;
-	bool ver0;		/* a module without delayed tasks: 32-byte tasks */
+	bool ver0;		/* a module without delayed tasks */
 	const char *unit;	/* what pos[] counts: "task" or "line" */
 	unsigned int n;
 	struct tdispatch_utask t[TDISPATCH_SUBMIT_MAX];

@@ -116,7 +116,8 @@ static __u32 work_exec(struct worker *w)
 	pid_t pid;
 	int p[2], st, rfd;
 
-	rfd = mkstemp(results);
+	/* A module without per-task results gets none: the batch's only. */
+	rfd = w->lw.t->features & TDISPATCH_FEAT_LIFECYCLE ? mkstemp(results) : -1;
 	if (rfd >= 0) {
 		verdicts = fdopen(rfd, "r");
 		if (!verdicts)

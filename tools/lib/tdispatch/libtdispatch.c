@@ -252,12 +252,9 @@ int tdl_submit(struct tdl *t, struct tdispatch_utask *tasks, size_t count, uint3
 			ret = -EOPNOTSUPP;
 		else
 			ret = tdl_ioctl(t, TDISPATCH_IOC_SUBMIT, &s);
-		if (ret < 0) {
-			/* A call that failed partway: count what went in. */
-			for (i = done; i < done + n; i++)
-				accepted += !tasks[i].status;
-			return accepted ? accepted : ret;
-		}
+		/* The statuses say what went in before it failed. */
+		if (ret < 0)
+			return ret;
 		accepted += tdl_ver0(t) ? ret : (int)s.accepted;
 		done += n;
 	}

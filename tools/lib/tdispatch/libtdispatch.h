@@ -167,9 +167,9 @@ struct tdispatch_utask tdl_task(uint64_t id, const void *payload, uint32_t len);
  * @count: how many, any number (the library splits the calls)
  * @flags: %TDISPATCH_SUBMIT_RELATIVE: not_before_ns is a delay
  *
- * Return: how many were accepted (see each status for the rest), or -errno
- * if a call failed before any was (-EOPNOTSUPP: a field the module does not
- * know is set).
+ * Return: how many were accepted (see each status for the rest), or the
+ * -errno of the first call that failed (-EOPNOTSUPP: a field the module
+ * does not know is set); the statuses still say which tasks went in.
  */
 int tdl_submit(struct tdl *t, struct tdispatch_utask *tasks, size_t count, uint32_t flags);
 
