@@ -4,6 +4,7 @@
  * lock: a consistent snapshot of the counters, and where one task is.
  */
 #include <linux/export.h>
+#include <linux/ktime.h>
 #include <linux/percpu.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>

@@ -8,8 +8,8 @@
  * kernel/time/timer.c, but nothing fires from a slot: when time reaches a
  * slot, its entries are placed again, into a lower level or into the
  * rbtree, each at most once per level (but the top level's, again and
- * again for an entry due beyond its span).  Insert and cancel are O(1), with
- * no per-entry timer; the caller's single hrtimer (the acceptor's sleep)
+ * again for an entry due beyond its span).  Insert and cancel are O(1) in
+ * the slots (O(log n) in the near rbtree), with no per-entry timer; the caller's single hrtimer (the acceptor's sleep)
  * wakes at td_wheel_next().  Nothing here locks or reads a clock.
  *
  * This file is included, not linked, by the code whose entries it holds
@@ -53,7 +53,8 @@ static bool td_wheel_less(struct rb_node *a, const struct rb_node *b)
  * due at one instant arrives sorted one way or the other: an entry that
  * goes before the first or after the last is linked there at once, with no
  * walk down the tree, and a million entries due together move in O(n),
- * not O(n log n).  The first has no left child, the last no right one.
+ * not O(n log n), when nothing else near sorts among them.  The first has
+ * no left child, the last no right one.
  */
 static void td_wheel_near_add(struct td_wheel *w, TD_WHEEL_ENTRY *e)
 {
@@ -138,7 +139,7 @@ static void td_wheel_del(struct td_wheel *w, TD_WHEEL_ENTRY *e)
 
 	if (TD_WHEEL_DUE(e) < w->horizon) {
 		if (w->last == &e->TD_WHEEL_RB)
-			w->last = rb_prev(w->last);
+			w->last = rb_prev(&e->TD_WHEEL_RB);
 		rb_erase_cached(&e->TD_WHEEL_RB, &w->near);
 		return;
 	}

@@ -103,6 +103,10 @@ dkms_ko=${TD_DKMS_KO:-}
 export_top=
 if [ "${DKMS:-1}" != 0 ]; then
 	trap remove_package EXIT
+	# dash runs no EXIT trap for a death by signal: exit instead.
+	trap 'exit 129' HUP
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 	if dkms_ko=$("$TD_TOP/scripts/dkms-check.sh"); then
 		echo "dkms: tdispatch-dkms $(cat "$TD_TOP/VERSION") installed, built for 6.1 and 6.12" >>"$summary"
 	else
@@ -121,7 +125,7 @@ fi
 if [ "${LINT:-1}" != 0 ]; then
 	if [ -n "$export_top" ]; then
 		td_log "lint: from $export_top, an exported tree"
-		TD_BUILD=$TD_BUILD/export "$export_top/scripts/lint.sh"
+		TD_BUILD=$(realpath -m "$TD_BUILD/export") "$export_top/scripts/lint.sh"
 		echo "lint: clean, run from $export_top (not a git checkout)" >>"$summary"
 	else
 		"$TD_TOP/scripts/lint.sh"

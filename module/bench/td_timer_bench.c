@@ -512,6 +512,8 @@ struct lat {
 
 /* Every round's lateness figures, interleaved as the others are. */
 static struct lat lats[REPS_MAX][ARRAY_SIZE(cands)][ARRAY_SIZE(spreads)];
+/* A round that did not fire all its tasks: no medians are taken. */
+static bool lat_failed;
 
 /* Fire LAT_TASKS spread over the @sp'th window and note their lateness. */
 static void run_lateness(struct cand *c, void **ents, unsigned int sp)
@@ -526,6 +528,7 @@ static void run_lateness(struct cand *c, void **ents, unsigned int sp)
 	if (!c->wait()) {
 		fail("%s lateness: %d of %u fired", c->name,
 		     atomic_read(&bench_count), LAT_TASKS);
+		lat_failed = true;
 		return;
 	}
 	sort(bench_lat, LAT_TASKS, sizeof(*bench_lat), cmp_s64, NULL);
@@ -802,10 +805,12 @@ static int bench_run(void)
 	 * runs SCHED_FIFO at the lowest priority: so does this thread here.
 	 */
 	sched_set_fifo_low(current);
-	for (cur_rep = 0; !ret && cur_rep < reps; cur_rep++)
-		for (c = 0; !ret && c < ARRAY_SIZE(cands); c++)
+	for (cur_rep = 0; !ret && !lat_failed && cur_rep < reps; cur_rep++)
+		for (c = 0; !ret && !lat_failed && c < ARRAY_SIZE(cands); c++)
 			ret = with_entries(&cands[c], ents, LAT_TASKS, lateness_fn);
 	sched_set_normal(current, 0);
+	if (!ret && lat_failed)
+		ret = -ETIMEDOUT;
 	if (ret)
 		goto out;
 	print_lateness(reps);

@@ -1506,24 +1506,34 @@ static void td_test_wheel_equal_times(struct kunit *test)
 
 /*
  * A group due at one instant reaches the near rbtree in arrival order or
- * the reverse, by how many levels it came down (each move reverses a
- * slot's list): either way it is let in by arrival, with one entry due
- * just before it and one just after, which the wheel places by a walk.
+ * the reverse, by how many times it moved (each move reverses a slot's
+ * list): 1, 2 and 3 moves here.  Two tasks that came before it, due just
+ * before and just after it, show the order: moved newest first, the group
+ * and both go in at an end of the tree without a walk; oldest first, the
+ * group goes in between the two by a walk.  Either way, by arrival.
  */
 static void td_test_wheel_group(struct kunit *test)
 {
-	static const ktime_t dues[] = { 10 * TD_MS, 100 * TD_MS, 5000 * TD_MS };
-	unsigned int d;
+	static const struct {
+		ktime_t due, step;	/* step: a promotion before the last two */
+	} cases[] = {
+		{ 10 * TD_MS, 0 },			/* level 0, then near */
+		{ 100 * TD_MS, 0 },			/* level 1, 0, near */
+		{ 5000 * TD_MS, 1ULL << 32 },		/* level 2, 1, 0, near */
+	};
+	unsigned int c;
 	u64 id;
 
-	for (d = 0; d < ARRAY_SIZE(dues); d++) {
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
 		struct td_kunit *k = td_setup(test, TD_ORDER_MAX, 4);
-		ktime_t due = dues[d];
+		ktime_t due = cases[c].due;
 
+		td_add_later(k, 13, due + 1, 0);
+		td_add_later(k, 14, due - 1, 0);
 		for (id = 1; id <= 12; id++)
 			td_add_later(k, id, due, id);
-		td_add_later(k, 13, due + 1, 13);
-		td_add_later(k, 14, due - 1, 14);
+		if (cases[c].step)
+			td_promote(k, cases[c].step, 0);
 		td_promote(k, due - TD_MS, 0);
 		td_promote(k, due + 1, 14);
 		td_expect_order(k, TD_IDS(14, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13));
