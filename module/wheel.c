@@ -9,8 +9,9 @@
  * slot, its entries are placed again, into a lower level or into the
  * rbtree, each at most once per level (but the top level's, again and
  * again for an entry due beyond its span).  Insert and cancel are O(1) in
- * the slots (O(log n) in the near rbtree), with no per-entry timer; the caller's single hrtimer (the acceptor's sleep)
- * wakes at td_wheel_next().  Nothing here locks or reads a clock.
+ * the slots (O(log n) in the near rbtree), with no per-entry timer; the
+ * caller's single hrtimer (the acceptor's sleep) wakes at td_wheel_next().
+ * Nothing here locks or reads a clock.
  *
  * This file is included, not linked, by the code whose entries it holds
  * (pending.c, and the benchmark that measured it), after defining:
