@@ -9,7 +9,7 @@
 #   make bench           run the benchmarks (module/bench/) in the VM
 #   make bench BENCH_KERNEL=rt   the same on another kernel (6.1, rt, debug)
 #   make bench BENCH_ARGS="reps=1"  with module parameters for every benchmark
-#   make bench BENCH_ONLY=td_timer_bench   only those benchmark modules
+#   make bench BENCH_ONLY=td_timer_bench   only those benchmarks (module names, tdbench)
 #   make fuzz            run the ioctl fuzzer alone in a VM (KERNEL=6.12 SEED= CALLS=)
 #   make demo            boot the VM with the module and show it working
 #   make vm              boot the VM with the module and give a shell

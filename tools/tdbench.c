@@ -7,7 +7,9 @@
  * no-op worker thread takes and completes batches of up to 1024; tasks/s
  * runs from the first SUBMIT to the last COMPLETE.  The vector sizes are
  * run in interleaved rounds (1 16 256 1024 1 16 ...) and the medians,
- * with min and max, printed, then one line per size:
+ * with min and max, printed, beside the submitting side's own rate (tasks
+ * over the time until the last SUBMIT returned: what bounds the whole when
+ * it is close to it), then one line per size:
  *
  *   BENCH user vector=<n> tasks_per_s=<x>
  *
@@ -86,8 +88,9 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* One run: tasks/s with @vec tasks per SUBMIT. */
-static unsigned long long run_once(unsigned int vec, unsigned int round)
+/* One run: tasks/s with @vec tasks per SUBMIT; @sub: the submitter's. */
+static unsigned long long run_once(unsigned int vec, unsigned int round,
+				   unsigned long long *sub)
 {
 	static struct tdispatch_utask ut[BATCH];
 	struct tdispatch_create c = {
@@ -127,6 +130,7 @@ static unsigned long long run_once(unsigned int vec, unsigned int round)
 			die("a task was refused");
 		}
 	}
+	*sub = (unsigned long long)tasks * SEC / (now_ns() - t0 ? now_ns() - t0 : 1);
 	pthread_join(th, NULL);
 	t1 = now_ns();
 	if (r.err) {
@@ -147,7 +151,7 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	unsigned long long res[NR_VECTORS][MAX_ROUNDS];
+	unsigned long long res[NR_VECTORS][MAX_ROUNDS], sub[NR_VECTORS][MAX_ROUNDS];
 	unsigned int rounds = argc > 1 ? atoi(argv[1]) : 5, v, i;
 
 	if (argc > 2)
@@ -156,16 +160,20 @@ int main(int argc, char **argv)
 		return 2;
 	for (i = 0; i < rounds; i++)
 		for (v = 0; v < NR_VECTORS; v++)
-			res[v][i] = run_once(vectors[v], i);
+			res[v][i] = run_once(vectors[v], i, &sub[v][i]);
 	printf("# %u tasks of distinct ids per run, %u interleaved rounds, ", tasks, rounds);
 	printf("a no-op worker taking up to %u per batch\n", BATCH);
-	printf("| tasks per SUBMIT | tasks/s median | min | max | vs 1 |\n|---|---|---|---|---|\n");
-	for (v = 0; v < NR_VECTORS; v++)
+	printf("| tasks per SUBMIT | tasks/s median | min | max | vs 1 | submitting side |\n");
+	printf("|---|---|---|---|---|---|\n");
+	for (v = 0; v < NR_VECTORS; v++) {
 		qsort(res[v], rounds, sizeof(res[v][0]), cmp);
+		qsort(sub[v], rounds, sizeof(sub[v][0]), cmp);
+	}
 	for (v = 0; v < NR_VECTORS; v++)
-		printf("| %u | %llu | %llu | %llu | %.1fx |\n", vectors[v], res[v][rounds / 2],
-		       res[v][0], res[v][rounds - 1],
-		       (double)res[v][rounds / 2] / (res[0][rounds / 2] ? res[0][rounds / 2] : 1));
+		printf("| %u | %llu | %llu | %llu | %.1fx | %llu |\n", vectors[v],
+		       res[v][rounds / 2], res[v][0], res[v][rounds - 1],
+		       (double)res[v][rounds / 2] / (res[0][rounds / 2] ? res[0][rounds / 2] : 1),
+		       sub[v][rounds / 2]);
 	for (v = 0; v < NR_VECTORS; v++)
 		printf("BENCH user vector=%u tasks_per_s=%llu\n", vectors[v], res[v][rounds / 2]);
 	return 0;
