@@ -3,8 +3,9 @@
 # The module's layout has no circles: no file calls, directly or through
 # others, back into a file that calls it, and no header includes itself
 # through others.  Calls are read from the objects of a build (a symbol
-# one object leaves undefined and another defines), so calls through
-# static inlines and macros are the header's, not a file's.
+# one object leaves undefined and another defines); a static inline is
+# compiled into each object that uses it, so its calls count as that
+# file's.
 #
 #   scripts/layout.sh OBJDIR      OBJDIR/module/*.o from a build of the module
 #

@@ -2,7 +2,8 @@
 /*
  * tdctl: command-line front end to /dev/tdispatch.
  *
- * Built against uapi/ only, so it runs on any kernel that has the module.
+ * Built against uapi/ and libtdispatch only, so it runs on any kernel
+ * that has the module.
  *
  * A dispatcher belongs to the open file that created it, so "tdctl create"
  * opens the device, creates one and runs a command that inherits the file;
