@@ -34,12 +34,17 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 			trace_tdispatch_drop(d, t, outcome);
 		if (!list_empty(&d->observers))
 			td_events_observe(d, t, outcome);
-		/* A periodic run lives in its registration, an item in its object. */
+		/*
+		 * A periodic run lives in its registration, an item in its
+		 * object; an owned task is gone once ->release() returns.
+		 */
 		if (t->periodic) {
 			td_supervise_reap(d, t);
 		} else if (t->flags & TD_TASK_ITEM) {
 			d->ops->release(d, t, outcome);
 			td_item_ended(d, t);
+		} else if (t->flags & TD_TASK_OWNED) {
+			d->ops->release(d, t, outcome);
 		} else {
 			d->ops->release(d, t, outcome);
 			td_task_free(t);

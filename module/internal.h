@@ -54,6 +54,7 @@ enum td_task_state {
 /* ->flags of a task */
 #define TD_TASK_ITEM		BIT(0)	/* embedded in a struct tdispatch_item */
 #define TD_TASK_WATCHED		BIT(1)	/* ->watcher is set */
+#define TD_TASK_OWNED		BIT(2)	/* ->release() frees the task too */
 
 /*
  * A delayed task's watch key, allocated with the task when it is
@@ -327,7 +328,7 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 struct tdispatch_task *td_task_alloc(gfp_t gfp);
 void td_task_free(struct tdispatch_task *t);
 int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
-		   const struct tdispatch_submit_opts *o, struct td_watcher *w);
+		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags);
 void td_stop_batches(struct tdispatch *d);
 void td_batch_redeliver(struct tdispatch_batch *b);
 unsigned long td_batch_filed(struct tdispatch_batch *b);

@@ -399,7 +399,7 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		    (!o.max_attempts || o.max_attempts > d->cfg.max_attempts))
 			o.max_attempts = d->cfg.max_attempts;
 
-		ret = td_submit_task(d, t, kt.id, payload, &o, w);
+		ret = td_submit_task(d, t, kt.id, payload, &o, w, 0);
 		if (ret)
 			pub->acc.user_free(d, payload);
 	}

@@ -59,11 +59,13 @@ static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdisp
 
 /*
  * Submit @t, allocated by the caller with td_task_alloc(), or NULL if that
- * failed (counted as rejected here).  On failure @t is the caller's to
- * free.  Callable from any context: it neither allocates nor sleeps.
+ * failed (counted as rejected here); with %TD_TASK_OWNED in @flags, @t is
+ * the caller's own memory, which ->release() frees.  On failure @t is the
+ * caller's to free.  Callable from any context: it neither allocates nor
+ * sleeps.
  */
 int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
-		   const struct tdispatch_submit_opts *o, struct td_watcher *w)
+		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags)
 {
 	ktime_t not_before = o->not_before;
 	struct td_input *in;
@@ -113,7 +115,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		.not_before = not_before,
 		.max_attempts = o->max_attempts,
 		.state = TD_TASK_INPUT,
-		.flags = w ? TD_TASK_WATCHED : 0,
+		.flags = flags | (w ? TD_TASK_WATCHED : 0),
 		.watcher = w,
 	};
 	if (w)
@@ -138,7 +140,7 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload,
 	struct tdispatch_task *t = td_task_alloc(gfp);
 	/* Only a delayed task has anything to watch for. */
 	struct td_watcher *w = o->watch && o->not_before ? kmalloc(sizeof(*w), gfp) : NULL;
-	int ret = td_submit_task(d, t, id, payload, o, w);
+	int ret = td_submit_task(d, t, id, payload, o, w, 0);
 
 	if (ret) {
 		kfree(w);

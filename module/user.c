@@ -69,13 +69,22 @@ struct td_payload {
 };
 
 /*
+ * A task SUBMIT made, with its payload in the same allocation: the engine
+ * frees nothing of it (%TD_TASK_OWNED), td_user_task_release() frees it
+ * all.  A periodic registration's payload is one too, its task unused.
+ */
+struct td_utask {
+	struct tdispatch_task task;
+	struct td_payload p;
+};
+
+/*
  * What a task of @len payload bytes holds: the bound counts all of it,
  * its watch key too (freed earlier than the task, so counted to the end).
  */
 static size_t td_task_bytes(u32 len, bool watch)
 {
-	return sizeof(struct td_payload) + len + sizeof(struct tdispatch_task) +
-	       (watch ? sizeof(struct td_watcher) : 0);
+	return sizeof(struct td_utask) + len + (watch ? sizeof(struct td_watcher) : 0);
 }
 
 struct td_user {
@@ -99,41 +108,43 @@ struct td_user {
 };
 
 /*
- * A user's payload of @len bytes at @uptr, copied in and counted against
- * the dispatcher's bound; give it back with td_payload_free().
+ * A user's task with its payload of @len bytes at @uptr, copied in and
+ * counted against the dispatcher's bound; give it back with
+ * td_payload_free().
  */
-static struct td_payload *td_payload_new(struct td_user *u, u64 uptr, u32 len, bool watch)
+static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool watch)
 {
-	struct td_payload *p;
+	struct td_utask *ut;
 	size_t bytes;
 
 	if (!len || len > TDISPATCH_PAYLOAD_MAX)
 		return ERR_PTR(-EINVAL);
 	bytes = td_task_bytes(len, watch);
 	if (atomic_long_add_return(bytes, &u->bytes) > TD_USER_MAX_BYTES) {
-		p = ERR_PTR(-ENOSPC);
+		ut = ERR_PTR(-ENOSPC);
 		goto unaccount;
 	}
-	p = kmalloc(struct_size(p, data, len), TD_GFP_USER);
-	if (!p) {
-		p = ERR_PTR(-ENOMEM);
+	ut = kmalloc(struct_size(ut, p.data, len), TD_GFP_USER);
+	if (!ut) {
+		ut = ERR_PTR(-ENOMEM);
 		goto unaccount;
 	}
-	p->len = len;
-	p->held = bytes;
-	if (!copy_from_user(p->data, u64_to_user_ptr(uptr), len))
-		return p;
-	kfree(p);
-	p = ERR_PTR(-EFAULT);
+	ut->p.len = len;
+	ut->p.held = bytes;
+	if (!copy_from_user(ut->p.data, u64_to_user_ptr(uptr), len))
+		return ut;
+	kfree(ut);
+	ut = ERR_PTR(-EFAULT);
 unaccount:
 	atomic_long_sub(bytes, &u->bytes);
-	return p;
+	return ut;
 }
 
+/* Frees the task the payload came with. */
 static void td_payload_free(struct td_user *u, struct td_payload *p)
 {
 	atomic_long_sub(p->held, &u->bytes);
-	kfree(p);
+	kfree(container_of(p, struct td_utask, p));
 }
 
 static bool td_lease_ended(struct td_lease *l)
@@ -306,21 +317,27 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		.watch = ut->flags & TDISPATCH_UTASK_WATCH,
 		.watch_key = ut->watch_key,
 	};
+	/* Only a delayed task has anything to watch for. */
+	bool watch = o.watch && o.not_before;
+	struct td_watcher *w = NULL;
 	struct td_user *u = ctx;
-	struct td_payload *p;
+	struct td_utask *t;
 	int ret;
 
-	p = (ut->flags & ~TDISPATCH_UTASK_WATCH) ? ERR_PTR(-EINVAL) :
-		td_payload_new(u, ut->payload, ut->payload_len,
-			       (ut->flags & TDISPATCH_UTASK_WATCH) && o.not_before);
-	if (IS_ERR(p)) {
+	t = (ut->flags & ~TDISPATCH_UTASK_WATCH) ? ERR_PTR(-EINVAL) :
+		td_utask_new(u, ut->payload, ut->payload_len, watch);
+	if (IS_ERR(t)) {
 		atomic_long_inc(&u->rejected);
-		return PTR_ERR(p);
+		return PTR_ERR(t);
 	}
+	if (watch)
+		w = kmalloc(sizeof(*w), TD_GFP_USER);
 	/* The engine counts its own refusals. */
-	ret = tdispatch_submit_opts(u->d, ut->id, p, &o, TD_GFP_USER);
-	if (ret)
-		td_payload_free(u, p);
+	ret = td_submit_task(u->d, &t->task, ut->id, &t->p, &o, w, TD_TASK_OWNED);
+	if (ret) {
+		kfree(w);
+		td_payload_free(u, &t->p);
+	}
 	return ret;
 }
 
@@ -582,7 +599,7 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 {
 	struct tdispatch_periodic_add a;
 	struct tdispatch_periodic pc;
-	struct td_payload *p;
+	struct td_utask *ut;
 	int ret;
 
 	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_PERIODIC_ADD_SIZE_VER0);
@@ -590,12 +607,12 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 		return ret;
 	if (a.flags)
 		return -EINVAL;
-	p = td_payload_new(u, a.payload, a.payload_len, false);
-	if (IS_ERR(p))
-		return PTR_ERR(p);
+	ut = td_utask_new(u, a.payload, a.payload_len, false);
+	if (IS_ERR(ut))
+		return PTR_ERR(ut);
 	pc = (struct tdispatch_periodic) {
 		.id = a.id,
-		.payload = p,
+		.payload = &ut->p,
 		.period_ns = a.period_ns,
 		.timeout_ns = a.timeout_ns,
 		.max_backoff = a.max_backoff,
@@ -603,7 +620,7 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 	};
 	ret = tdispatch_periodic_add(u->d, &pc);
 	if (ret)
-		td_payload_free(u, p);
+		td_payload_free(u, &ut->p);
 	return ret;
 }
 

@@ -9,11 +9,15 @@
  * run in interleaved rounds (1 16 256 1024 1 16 ...) and the medians,
  * with min and max, printed, beside the submitting side's own rate (tasks
  * over the time until the last SUBMIT returned: what bounds the whole when
- * it is close to it), then one line per size:
+ * it is close to it) and the CPU time the submitting and the worker
+ * threads used per task (a submitter whose CPU time is its wall time
+ * never waited: the submit path bounds it; one with less was preempted by
+ * the engine's threads, with which it shares the two CPUs), then one line
+ * per size:
  *
  *   BENCH user vector=<n> tasks_per_s=<x>
  *
- * usage: tdbench [rounds [tasks]]   (default 5 rounds of 65536 tasks)
+ * usage: tdbench [rounds [tasks]]   (default 11 rounds of 65536 tasks)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +45,13 @@ static unsigned int tasks = 65536;
 struct run {
 	int fd;
 	unsigned long long taken;
+	unsigned long long cpu_ns;	/* the worker thread's */
 	int err;
+};
+
+/* A figure's median, min and max over the rounds, per vector size. */
+struct fig {
+	unsigned long long v[MAX_ROUNDS];
 };
 
 static unsigned long long now_ns(void)
@@ -49,6 +59,14 @@ static unsigned long long now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+static unsigned long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * SEC + ts.tv_nsec;
 }
 
@@ -85,19 +103,24 @@ static void *worker(void *arg)
 		}
 		r->taken += tk.nr;
 	}
+	r->cpu_ns = thread_cpu_ns();
 	return NULL;
 }
 
-/* One run: tasks/s with @vec tasks per SUBMIT; @sub: the submitter's. */
+/*
+ * One run: tasks/s with @vec tasks per SUBMIT; @sub: the submitter's rate,
+ * @scpu and @wcpu: the submitting and worker threads' CPU ns per task.
+ */
 static unsigned long long run_once(unsigned int vec, unsigned int round,
-				   unsigned long long *sub)
+				   unsigned long long *sub, unsigned long long *scpu,
+				   unsigned long long *wcpu)
 {
 	static struct tdispatch_utask ut[BATCH];
 	struct tdispatch_create c = {
 		.size = sizeof(c), .max_buffer = 65536, .max_batch = BATCH,
 		.workers = 1, .max_input = 65536, .lease_ns = 60 * SEC,
 	};
-	unsigned long long payload = round, t0, t1;
+	unsigned long long payload = round, t0, t1, c0;
 	struct run r = { 0 };
 	pthread_t th;
 	unsigned int i, j;
@@ -111,6 +134,7 @@ static unsigned long long run_once(unsigned int vec, unsigned int round,
 	if (pthread_create(&th, NULL, worker, &r))
 		die("pthread_create");
 	t0 = now_ns();
+	c0 = thread_cpu_ns();
 	for (i = 0; i < tasks; i += vec) {
 		struct tdispatch_submit s = {
 			.size = sizeof(s), .tasks = (unsigned long)ut,
@@ -131,7 +155,9 @@ static unsigned long long run_once(unsigned int vec, unsigned int round,
 		}
 	}
 	*sub = (unsigned long long)tasks * SEC / (now_ns() - t0 ? now_ns() - t0 : 1);
+	*scpu = (thread_cpu_ns() - c0) / tasks;
 	pthread_join(th, NULL);
+	*wcpu = r.cpu_ns / tasks;
 	t1 = now_ns();
 	if (r.err) {
 		errno = r.err;
@@ -149,10 +175,17 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static unsigned long long median(struct fig *f, unsigned int rounds)
+{
+	qsort(f->v, rounds, sizeof(f->v[0]), cmp);
+	return f->v[rounds / 2];
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long long res[NR_VECTORS][MAX_ROUNDS], sub[NR_VECTORS][MAX_ROUNDS];
-	unsigned int rounds = argc > 1 ? atoi(argv[1]) : 5, v, i;
+	static struct fig res[NR_VECTORS], sub[NR_VECTORS], scpu[NR_VECTORS], wcpu[NR_VECTORS];
+	unsigned int rounds = argc > 1 ? atoi(argv[1]) : 11, v, i;
+	unsigned long long base;
 
 	if (argc > 2)
 		tasks = atoi(argv[2]);
@@ -160,21 +193,23 @@ int main(int argc, char **argv)
 		return 2;
 	for (i = 0; i < rounds; i++)
 		for (v = 0; v < NR_VECTORS; v++)
-			res[v][i] = run_once(vectors[v], i, &sub[v][i]);
+			res[v].v[i] = run_once(vectors[v], i, &sub[v].v[i], &scpu[v].v[i],
+					       &wcpu[v].v[i]);
 	printf("# %u tasks of distinct ids per run, %u interleaved rounds, ", tasks, rounds);
 	printf("a no-op worker taking up to %u per batch\n", BATCH);
-	printf("| tasks per SUBMIT | tasks/s median | min | max | vs 1 | submitting side |\n");
-	printf("|---|---|---|---|---|---|\n");
+	printf("| tasks per SUBMIT | tasks/s median | min | max | vs 1 | submitting side |");
+	printf(" submitter CPU ns/task | worker CPU ns/task |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	base = median(&res[0], rounds);
 	for (v = 0; v < NR_VECTORS; v++) {
-		qsort(res[v], rounds, sizeof(res[v][0]), cmp);
-		qsort(sub[v], rounds, sizeof(sub[v][0]), cmp);
+		unsigned long long m = median(&res[v], rounds);
+
+		printf("| %u | %llu | %llu | %llu | %.1fx | %llu | %llu | %llu |\n", vectors[v],
+		       m, res[v].v[0], res[v].v[rounds - 1], (double)m / (base ? base : 1),
+		       median(&sub[v], rounds), median(&scpu[v], rounds),
+		       median(&wcpu[v], rounds));
 	}
 	for (v = 0; v < NR_VECTORS; v++)
-		printf("| %u | %llu | %llu | %llu | %.1fx | %llu |\n", vectors[v],
-		       res[v][rounds / 2], res[v][0], res[v][rounds - 1],
-		       (double)res[v][rounds / 2] / (res[0][rounds / 2] ? res[0][rounds / 2] : 1),
-		       sub[v][rounds / 2]);
-	for (v = 0; v < NR_VECTORS; v++)
-		printf("BENCH user vector=%u tasks_per_s=%llu\n", vectors[v], res[v][rounds / 2]);
+		printf("BENCH user vector=%u tasks_per_s=%llu\n", vectors[v], res[v].v[rounds / 2]);
 	return 0;
 }
