@@ -7,14 +7,17 @@
 # compiled into each object that uses it, so its calls count as that
 # file's.
 #
-#   scripts/layout.sh OBJDIR      OBJDIR/module/*.o from a build of the module
+#   scripts/layout.sh OBJDIR [SRCDIR]
+#       OBJDIR/module/*.o from a build of the module; SRCDIR the sources
+#       whose #include "..." lines are read (default: module/)
 #
 # Prints the calls as "caller callee" lines on request (LAYOUT_SHOW=1) and
 # fails naming the files of a circle.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-objdir=${1:?usage: layout.sh OBJDIR}
+objdir=${1:?usage: layout.sh OBJDIR [SRCDIR]}
+srcdir=${2:-$TD_TOP/module}
 cd "$objdir/module"
 ls ./*.o >/dev/null 2>&1 || td_die "layout: no objects in $objdir/module"
 
@@ -38,7 +41,7 @@ fi
 rm -f "$calls.err"
 
 # Headers: "file included" pairs among module/ (wheel.c is included).
-cd "$TD_TOP/module"
+cd "$srcdir"
 includes=$(grep -H '^#include "' ./*.c ./*.h 2>/dev/null |
 	sed 's|^\./\([^:]*\):#include "\([^"]*\)".*|\1 \2|')
 if ! printf '%s\n' "$includes" | tsort >/dev/null 2>&1; then

@@ -5,9 +5,26 @@
 #   kernel-doc -Wall on the headers and the module,
 #   sparse (C=2) on the module against the 6.12 headers,
 #   the UAPI header compiling on its own in userspace,
-#   no call or include circles among the module's files (layout.sh).
+#   no call or include circles among the module's files (layout.sh), and
+#   layout.sh still catching a circle of each kind planted for it.
 set -eu
 . "$(dirname "$0")/lib.sh"
+
+# layout.sh on a planted tree: two objects (a calls b; with $1, b calls a)
+# and two headers (x.h includes y.h; with $2, y.h includes x.h).
+layout_plant() {
+	p=$(mktemp -d)
+	mkdir "$p/module" "$p/src"
+	printf 'void b(void);\nvoid a(void) { b(); }\n' >"$p/a.c"
+	printf 'void a(void);\nvoid b(void) { %s }\n' "${1:+a();}" >"$p/b.c"
+	printf '#include "y.h"\n' >"$p/src/x.h"
+	printf '%s\n' "${2:+#include \"x.h\"}" >"$p/src/y.h"
+	cc -c -o "$p/module/a.o" "$p/a.c" && cc -c -o "$p/module/b.o" "$p/b.c"
+	r=0
+	"$TD_TOP/scripts/layout.sh" "$p" "$p/src" >/dev/null 2>&1 || r=1
+	rm -rf "$p"
+	return $r
+}
 
 src=$(td_src_tree)
 cd "$TD_TOP"
@@ -54,6 +71,10 @@ elif grep -E ': (warning|error):' "$tmp/build.log"; then
 	td_log "lint: sparse has findings"
 	fail=1
 elif ! "$TD_TOP/scripts/layout.sh" "$tmp/src"; then
+	fail=1
+fi
+if ! layout_plant "" "" || layout_plant calls "" || layout_plant "" includes; then
+	td_log "lint: layout.sh no longer tells planted circles from none"
 	fail=1
 fi
 
