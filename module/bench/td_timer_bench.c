@@ -92,6 +92,28 @@ static bool bench_wait(void)
 	return wait_for_completion_timeout(&bench_done, FIRE_TIMEOUT);
 }
 
+/*
+ * The acceptor's loop, for the structures it pops itself: under @lock,
+ * @pop fires what is due and returns the next due time (U64_MAX: none
+ * left), then the thread sleeps until then, with the acceptor's slack.
+ */
+static bool pop_wait(struct mutex *lock, u64 (*pop)(u64 now))
+{
+	for (;;) {
+		ktime_t until;
+		u64 next;
+
+		mutex_lock(lock);
+		next = pop(ktime_get_ns());
+		mutex_unlock(lock);
+		if (next == U64_MAX)
+			return completion_done(&bench_done);
+		until = ns_to_ktime(next);
+		set_current_state(TASK_IDLE);
+		schedule_hrtimeout_range(&until, ACCEPTOR_SLACK, HRTIMER_MODE_ABS);
+	}
+}
+
 /* The jiffy and the time that wheel expiries are computed from. */
 static unsigned long base_j;
 static u64 base_ns;
@@ -192,33 +214,26 @@ static void rb_init(void *e)
 }
 
 /* The acceptor's loop, reduced to popping due entries and sleeping. */
+/* Fire what is due at @now; the next due time still waiting, or U64_MAX. */
+static u64 rb_pop(u64 now)
+{
+	struct rb_node *node;
+
+	while ((node = rb_first_cached(&rb_root))) {
+		struct rb_ent *r = rb_entry(node, struct rb_ent, node);
+
+		if (r->due > now)
+			return r->due;
+		rb_erase_cached(node, &rb_root);
+		RB_CLEAR_NODE(node);
+		bench_fired(r->id, r->due);
+	}
+	return U64_MAX;
+}
+
 static bool rb_wait(void)
 {
-	for (;;) {
-		u64 now, next = U64_MAX;
-		struct rb_node *node;
-		ktime_t until;
-
-		mutex_lock(&rb_lock);
-		now = ktime_get_ns();
-		while ((node = rb_first_cached(&rb_root))) {
-			struct rb_ent *r = rb_entry(node, struct rb_ent, node);
-
-			if (r->due > now) {
-				next = r->due;
-				break;
-			}
-			rb_erase_cached(node, &rb_root);
-			RB_CLEAR_NODE(node);
-			bench_fired(r->id, r->due);
-		}
-		mutex_unlock(&rb_lock);
-		if (next == U64_MAX)
-			return completion_done(&bench_done);
-		until = ns_to_ktime(next);
-		set_current_state(TASK_IDLE);
-		schedule_hrtimeout_range(&until, ACCEPTOR_SLACK, HRTIMER_MODE_ABS);
-	}
+	return pop_wait(&rb_lock, rb_pop);
 }
 
 /* ---- 3: tdispatch's wheel with an exact near window ---------------------- */
@@ -281,31 +296,24 @@ static void wh_sync(void *e)
 }
 
 /* rb_wait() with the wheel: move it on, pop what is due, sleep. */
+static u64 wh_pop(u64 now)
+{
+	struct wh_ent *w;
+
+	td_wheel_advance(&wh, now);
+	while ((w = td_wheel_first(&wh)) && w->due <= now) {
+		u64 due = w->due;
+
+		td_wheel_del(&wh, w);
+		w->due = 0;
+		bench_fired(w->id, due);
+	}
+	return td_wheel_next(&wh);
+}
+
 static bool wh_wait(void)
 {
-	for (;;) {
-		struct wh_ent *w;
-		u64 now, next;
-		ktime_t until;
-
-		mutex_lock(&wh_lock);
-		now = ktime_get_ns();
-		td_wheel_advance(&wh, now);
-		while ((w = td_wheel_first(&wh)) && w->due <= now) {
-			u64 due = w->due;
-
-			td_wheel_del(&wh, w);
-			w->due = 0;
-			bench_fired(w->id, due);
-		}
-		next = td_wheel_next(&wh);
-		mutex_unlock(&wh_lock);
-		if (next == U64_MAX)
-			return completion_done(&bench_done);
-		until = ns_to_ktime(next);
-		set_current_state(TASK_IDLE);
-		schedule_hrtimeout_range(&until, ACCEPTOR_SLACK, HRTIMER_MODE_ABS);
-	}
+	return pop_wait(&wh_lock, wh_pop);
 }
 
 /* ---- 4: an hrtimer per task ---------------------------------------------- */
