@@ -180,7 +180,6 @@ case " $kernels " in
 	;;
 esac
 
-
 echo
 echo "== tdispatch check summary ($(( $(date +%s) - t0 ))s) =="
 cat "$summary"
