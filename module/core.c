@@ -5,6 +5,7 @@
  */
 #include <linux/export.h>
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -39,6 +40,8 @@ static void td_free(struct tdispatch *d)
 	free_percpu(d->input);
 	kvfree(d->task_array);
 	kvfree(d->result_array);
+	td_pending_free(&d->pending);
+	mem_cgroup_put(d->memcg);
 	kfree(d);
 }
 
@@ -83,6 +86,9 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	d->cfg.name = d->name;
 	d->ops = ops;
 	d->priv = priv;
+	/* What the acceptor allocates as the tasks grow is charged as @d is. */
+	if ((gfp & __GFP_ACCOUNT) && current->mm)
+		d->memcg = get_mem_cgroup_from_mm(current->mm);
 	init_waitqueue_head(&d->idle_wait);
 	init_waitqueue_head(&d->filed_wait);
 	mutex_init(&d->lock);
@@ -398,7 +404,7 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	td_drain_input(d, ktime_get(), &reap);
 	td_pending_cancel_all(&d->pending, &reap);
 	WARN_ON(d->pending.nr_inflight || d->free_slots != GENMASK_ULL(d->nr_slots - 1, 0) ||
-		!RB_EMPTY_ROOT(&d->pending.tree));
+		d->pending.ids.nr);
 	td_delayed_sync(d);
 	WARN_ON(atomic_read(&d->delayed_total));
 	mutex_unlock(&d->lock);

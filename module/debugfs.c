@@ -54,8 +54,7 @@ static void td_show_locked(struct seq_file *m, struct tdispatch *d, ktime_t now)
 {
 	struct td_pending *p = &d->pending;
 	struct tdispatch_task *t;
-	struct rb_node *n;
-	unsigned int i;
+	unsigned int i, b;
 
 	seq_printf(m, "shaper holding %d hold_ns %llu throttled %d stopping %d\n",
 		   d->holding, td_shaper_holdoff(&d->shaper, now), !!d->throttled_since,
@@ -79,12 +78,16 @@ static void td_show_locked(struct seq_file *m, struct tdispatch *d, ktime_t now)
 	}
 	seq_printf(m, "pending shown %u of %u\n", i, p->nr_pending);
 	i = 0;
-	/* By id: the wheel keeps no order beyond its near window. */
-	for (n = rb_first(&p->delayed_ids); n && i < TD_DEBUG_SHOW; n = rb_next(n), i++) {
-		t = rb_entry(n, struct tdispatch_task, node);
-		seq_printf(m, "delayed id %llu due_in_ms %lld%s\n", t->id,
-			   ktime_ms_delta(t->not_before, now),
-			   t->flags & TD_TASK_WATCHED ? " watching" : "");
+	/* In hash order: the wheel keeps no order beyond its near window. */
+	for (b = 0; b < 1U << p->ids.bits && i < TD_DEBUG_SHOW; b++) {
+		for (t = p->ids.bucket[b]; t && i < TD_DEBUG_SHOW; t = t->hnext) {
+			if (t->state != TD_TASK_DELAYED)
+				continue;
+			i++;
+			seq_printf(m, "delayed id %llu due_in_ms %lld%s\n", t->id,
+				   ktime_ms_delta(t->not_before, now),
+				   t->flags & TD_TASK_WATCHED ? " watching" : "");
+		}
 	}
 	seq_printf(m, "delayed shown %u of %u\n", i, p->nr_delayed);
 	seq_printf(m, "periodic %u\n", d->nr_periodic);

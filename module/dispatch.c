@@ -10,6 +10,7 @@
  */
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
@@ -173,6 +174,18 @@ static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, unsigned int r
 	__set_current_state(TASK_RUNNING);
 }
 
+/*
+ * The id hash follows the tasks held, charged as the dispatcher is.  Only
+ * ever tried, never waited for: without new buckets the chains are longer.
+ */
+static void td_resize_ids(struct tdispatch *d)
+{
+	struct mem_cgroup *old = set_active_memcg(d->memcg);
+
+	td_pending_resize(&d->pending, GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN);
+	set_active_memcg(old);
+}
+
 int td_acceptor_fn(void *arg)
 {
 	struct tdispatch *d = arg;
@@ -188,6 +201,7 @@ int td_acceptor_fn(void *arg)
 		now = ktime_get();
 		td_drain_input(d, now, &reap);
 		td_pending_promote(&d->pending, now, &reap);
+		td_resize_ids(d);
 		next = min(td_supervise(d, now, &reap),
 			   td_pending_next_delayed(&d->pending));
 		next = min(next, td_dispatch_batches(d, now, &reap));

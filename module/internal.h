@@ -83,29 +83,40 @@ enum td_item_state {
 };
 
 /*
- * The pending set: pure bookkeeping, no locking, no allocation and no
- * clock of its own (callers pass "now"), so KUnit can drive it directly.
+ * The pending set: pure bookkeeping, no locking and no clock of its own
+ * (callers pass "now"), so KUnit can drive it directly; it allocates only
+ * in td_pending_resize().
  *
- * The rbtree holds one task per id present: the in-flight one if there is
- * one (its ->waiting is the newer task queued behind it), else the pending
- * one.  The order list holds every pending task, waiting ones included,
- * oldest place in line first, retries at the head.
+ * The id hash holds every task the set has, at most three per id: the
+ * pending one or the in-flight one with, behind it, the newer task that
+ * waits for it; and the delayed one.  Their ->state tells them apart.
+ * A bucket is a chain of ->hnext, one pointer a task.  The order list holds
+ * every pending task, waiting ones included, oldest place in line first,
+ * retries at the head.
  *
- * Tasks whose not_before time has not come are kept apart, one per id:
- * in ->delayed, a timing wheel (module/wheel.c) through ->tnode or
- * ->tslot, which lets them in by not_before time, equal times in arrival
- * order; and in ->delayed_ids, by id through ->node.  They touch nothing
- * in the set proper until td_pending_promote().
+ * Tasks whose not_before time has not come wait in ->delayed, a timing
+ * wheel (module/wheel.c) through ->tnode or ->tslot, which lets them in by
+ * not_before time, equal times in arrival order.  They touch nothing in
+ * the set proper until td_pending_promote().
  */
+#define TD_IDS_MIN_BITS		4
+#define TD_IDS_MAX_BITS		22
+
+struct td_ids {
+	struct tdispatch_task **bucket;
+	unsigned int bits;
+	unsigned int nr;
+	struct tdispatch_task *first[1U << TD_IDS_MIN_BITS];	/* until it grows */
+};
+
 struct td_pending {
-	struct rb_root tree;
+	struct td_ids ids;
 	struct list_head order;
 	unsigned int nr_pending;	/* on the order list */
 	unsigned int nr_waiting;	/* of those, behind an in-flight id */
 	unsigned int nr_inflight;	/* in batches */
 	struct td_wheel delayed;
-	struct rb_root delayed_ids;
-	unsigned int nr_delayed;	/* in both */
+	unsigned int nr_delayed;
 	struct rb_root watchers;	/* of the delayed tasks that watch a key */
 	unsigned int max_buffer;
 	unsigned int max_batch;
@@ -121,6 +132,8 @@ struct td_pending {
 
 void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 		     unsigned int max_batch, u64 max_delay_ns);
+void td_pending_resize(struct td_pending *p, gfp_t gfp);
+void td_pending_free(struct td_pending *p);
 void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 		    struct list_head *reap);
 bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when);
@@ -139,6 +152,7 @@ void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
 			    struct list_head *reap);
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap);
 struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id);
+struct tdispatch_task *td_pending_waiter(struct td_pending *p, u64 id);
 unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
 				struct list_head *reap);
 ktime_t td_pending_next_delayed(struct td_pending *p);
@@ -234,6 +248,7 @@ struct tdispatch {
 	struct tdispatch_config cfg;
 	const struct tdispatch_ops *ops;
 	void *priv;
+	struct mem_cgroup *memcg;	/* charged for its id hash, or NULL */
 
 	struct td_input __percpu *input;
 	/*

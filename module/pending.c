@@ -3,11 +3,15 @@
  * The pending set: coalescing by id, the bound, the order of the line,
  * batch cutting, per-id exclusion and tasks delayed until a set time.
  *
- * Nothing here locks, allocates or reads a clock; the caller holds the
- * dispatcher's lock and passes the time.  It frees watch keys.  A task
- * that ends is moved to the caller's reap list with its outcome in
- * ->state, so that payloads are released after the lock is dropped.
+ * Nothing here locks or reads a clock, and only td_pending_resize()
+ * allocates; the caller holds the dispatcher's lock and passes the time.
+ * It frees watch keys.  A task that ends is moved to the caller's reap
+ * list with its outcome in ->state, so that payloads are released after
+ * the lock is dropped.
  */
+#include <linux/hash.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/rbtree.h>
 #include <linux/slab.h>
 
@@ -26,14 +30,118 @@ void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 {
 	/* Field by field: the wheel makes the struct too big for the stack. */
 	memset(p, 0, sizeof(*p));
-	p->tree = RB_ROOT;
-	p->delayed_ids = RB_ROOT;
+	p->ids.bucket = p->ids.first;
+	p->ids.bits = TD_IDS_MIN_BITS;
 	p->watchers = RB_ROOT;
 	p->max_buffer = max_buffer;
 	p->max_batch = max_batch;
 	p->max_delay_ns = max_delay_ns;
 	INIT_LIST_HEAD(&p->order);
 	td_wheel_init(&p->delayed);
+}
+
+/* Free what td_pending_resize() allocated; the set holds no task. */
+void td_pending_free(struct td_pending *p)
+{
+	if (p->ids.bucket != p->ids.first)
+		kvfree(p->ids.bucket);
+}
+
+static struct tdispatch_task **td_ids_bucket(struct td_ids *h, u64 id)
+{
+	return &h->bucket[hash_64(id, h->bits)];
+}
+
+static void td_ids_link(struct td_ids *h, struct tdispatch_task *t)
+{
+	struct tdispatch_task **b = td_ids_bucket(h, t->id);
+
+	t->hnext = *b;
+	*b = t;
+	h->nr++;
+}
+
+/* The pointer that leads to @t, which is in @h. */
+static struct tdispatch_task **td_ids_link_to(struct td_ids *h, struct tdispatch_task *t)
+{
+	struct tdispatch_task **pp = td_ids_bucket(h, t->id);
+
+	while (*pp != t)
+		pp = &(*pp)->hnext;
+	return pp;
+}
+
+static void td_ids_unlink(struct td_ids *h, struct tdispatch_task *t)
+{
+	*td_ids_link_to(h, t) = t->hnext;
+	h->nr--;
+}
+
+/* @t, of @old's id, takes @old's place in the hash. */
+static void td_ids_replace(struct td_ids *h, struct tdispatch_task *old,
+			   struct tdispatch_task *t)
+{
+	struct tdispatch_task **pp = td_ids_link_to(h, old);
+
+	t->hnext = old->hnext;
+	*pp = t;
+}
+
+/* The task of @id in one of the states in the mask @states. */
+#define TD_IN(state)	BIT((state) - TD_TASK_INPUT)
+
+static struct tdispatch_task *td_ids_find(struct td_ids *h, u64 id, unsigned int states)
+{
+	struct tdispatch_task *t;
+
+	for (t = *td_ids_bucket(h, id); t; t = t->hnext)
+		if (t->id == id && (TD_IN(t->state) & states))
+			return t;
+	return NULL;
+}
+
+/**
+ * td_pending_resize() - fit the id hash to the tasks it holds
+ * @p: the pending set
+ * @gfp: for the new buckets; a failure only leaves the chains longer
+ *
+ * Past two tasks a bucket on average, the buckets double until there are
+ * at least as many as tasks; below one task in eight buckets, they halve
+ * down to as many.  Each task is moved once per resize, so the cost is
+ * constant per task over time, but it is paid here at once.
+ */
+void td_pending_resize(struct td_pending *p, gfp_t gfp)
+{
+	struct td_ids *h = &p->ids;
+	unsigned int bits = h->bits, i;
+	struct tdispatch_task **nb, *t, *next;
+
+	if (h->nr > 2U << bits || h->nr < (1U << bits) / 8)
+		bits = clamp_t(unsigned int, order_base_2(h->nr), TD_IDS_MIN_BITS,
+			       TD_IDS_MAX_BITS);
+	if (bits == h->bits)
+		return;
+	if (bits == TD_IDS_MIN_BITS) {
+		nb = h->first;
+		memset(nb, 0, sizeof(h->first));
+	} else {
+		nb = kvcalloc(1U << bits, sizeof(*nb), gfp);
+		if (!nb)
+			return;
+	}
+	for (i = 0; i < 1U << h->bits; i++) {
+		for (t = h->bucket[i]; t; t = next) {
+			struct tdispatch_task **b = &nb[hash_64(t->id, bits)];
+
+			next = t->hnext;
+			t->hnext = *b;
+			*b = t;
+		}
+	}
+	if (h->bucket != h->first)
+		kvfree(h->bucket);
+	h->bucket = nb;
+	h->bits = bits;
 }
 
 static void td_task_end(struct td_pending *p, struct tdispatch_task *t,
@@ -49,26 +157,28 @@ static bool td_task_expired(const struct tdispatch_task *t, ktime_t now)
 	return t->deadline && ktime_after(now, t->deadline);
 }
 
-static struct tdispatch_task *td_tree_lookup(struct rb_root *root, u64 id)
-{
-	struct rb_node *n = root->rb_node;
-
-	while (n) {
-		struct tdispatch_task *t = rb_entry(n, struct tdispatch_task, node);
-
-		if (id < t->id)
-			n = n->rb_left;
-		else if (id > t->id)
-			n = n->rb_right;
-		else
-			return t;
-	}
-	return NULL;
-}
-
+/**
+ * td_pending_lookup() - the pending or in-flight task of an id
+ * @p: the pending set
+ * @id: the id
+ *
+ * Return: the task, or NULL; not one that waits behind an in-flight task.
+ */
 struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id)
 {
-	return td_tree_lookup(&p->tree, id);
+	return td_ids_find(&p->ids, id, TD_IN(TD_TASK_PENDING) | TD_IN(TD_TASK_INFLIGHT));
+}
+
+/**
+ * td_pending_waiter() - the task of an id that waits behind an in-flight one
+ * @p: the pending set
+ * @id: the id
+ *
+ * Return: the task, or NULL.
+ */
+struct tdispatch_task *td_pending_waiter(struct td_pending *p, u64 id)
+{
+	return td_ids_find(&p->ids, id, TD_IN(TD_TASK_WAITING));
 }
 
 /**
@@ -80,26 +190,7 @@ struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id)
  */
 struct tdispatch_task *td_pending_lookup_delayed(struct td_pending *p, u64 id)
 {
-	return td_tree_lookup(&p->delayed_ids, id);
-}
-
-static void td_tree_link(struct rb_root *root, struct tdispatch_task *t)
-{
-	struct rb_node **link = &root->rb_node, *parent = NULL;
-
-	while (*link) {
-		struct tdispatch_task *cur = rb_entry(*link, struct tdispatch_task, node);
-
-		parent = *link;
-		link = t->id < cur->id ? &parent->rb_left : &parent->rb_right;
-	}
-	rb_link_node(&t->node, parent, link);
-	rb_insert_color(&t->node, root);
-}
-
-static void td_pending_link(struct td_pending *p, struct tdispatch_task *t)
-{
-	td_tree_link(&p->tree, t);
+	return td_ids_find(&p->ids, id, TD_IN(TD_TASK_DELAYED));
 }
 
 /* Strictly less only: rb_add() puts equal keys in the order they came. */
@@ -134,7 +225,7 @@ static void td_watch_drop(struct td_pending *p, struct tdispatch_task *t, bool l
 static void td_delayed_unlink(struct td_pending *p, struct tdispatch_task *t)
 {
 	td_wheel_del(&p->delayed, t);
-	rb_erase(&t->node, &p->delayed_ids);
+	td_ids_unlink(&p->ids, t);
 	td_watch_drop(p, t, true);
 	p->nr_delayed--;
 }
@@ -144,27 +235,20 @@ static void td_pending_unlink(struct td_pending *p, struct tdispatch_task *t)
 {
 	list_del(&t->order);
 	p->nr_pending--;
-	if (t->state == TD_TASK_WAITING) {
-		td_pending_lookup(p, t->id)->waiting = NULL;
-		p->nr_waiting--;
-	} else {
-		rb_erase(&t->node, &p->tree);
-	}
+	p->nr_waiting -= t->state == TD_TASK_WAITING;
+	td_ids_unlink(&p->ids, t);
 }
 
 /* The in-flight @t is finished with: its waiting successor takes its place. */
 static void td_pending_release_id(struct td_pending *p, struct tdispatch_task *t)
 {
-	struct tdispatch_task *w = t->waiting;
+	struct tdispatch_task *w = td_pending_waiter(p, t->id);
 
 	p->nr_inflight--;
+	td_ids_unlink(&p->ids, t);
 	if (w) {
-		rb_replace_node(&t->node, &w->node, &p->tree);
 		w->state = TD_TASK_PENDING;
 		p->nr_waiting--;
-		t->waiting = NULL;
-	} else {
-		rb_erase(&t->node, &p->tree);
 	}
 }
 
@@ -196,35 +280,26 @@ static void td_pending_override(struct td_pending *p, struct tdispatch_task *old
 static void td_pending_enter(struct td_pending *p, struct tdispatch_task *t,
 			     ktime_t now, struct list_head *reap)
 {
-	struct tdispatch_task *cur = td_pending_lookup(p, t->id);
+	struct tdispatch_task *cur = td_pending_lookup(p, t->id), *old;
 
-	t->waiting = NULL;
-	if (!cur) {
-		td_pending_make_room(p, reap);
-		t->state = TD_TASK_PENDING;
-		t->queued = now;
-		td_pending_link(p, t);
-		list_add_tail(&t->order, &p->order);
-		p->nr_pending++;
-	} else if (cur->state == TD_TASK_PENDING) {
-		t->state = TD_TASK_PENDING;
-		rb_replace_node(&cur->node, &t->node, &p->tree);
-		td_pending_override(p, cur, t, reap);
-	} else if (cur->waiting) {
-		struct tdispatch_task *old = cur->waiting;
-
+	if (cur && cur->state == TD_TASK_INFLIGHT) {
 		t->state = TD_TASK_WAITING;
-		cur->waiting = t;
-		td_pending_override(p, old, t, reap);
+		old = td_pending_waiter(p, t->id);
 	} else {
-		td_pending_make_room(p, reap);
-		t->state = TD_TASK_WAITING;
-		t->queued = now;
-		cur->waiting = t;
-		list_add_tail(&t->order, &p->order);
-		p->nr_pending++;
-		p->nr_waiting++;
+		t->state = TD_TASK_PENDING;
+		old = cur;
 	}
+	if (old) {
+		td_ids_replace(&p->ids, old, t);
+		td_pending_override(p, old, t, reap);
+		return;
+	}
+	td_pending_make_room(p, reap);
+	t->queued = now;
+	td_ids_link(&p->ids, t);
+	list_add_tail(&t->order, &p->order);
+	p->nr_pending++;
+	p->nr_waiting += t->state == TD_TASK_WAITING;
 }
 
 /*
@@ -240,13 +315,13 @@ static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
 	t->state = TD_TASK_DELAYED;
 	td_watch_link(p, t);
 	if (old) {
-		rb_replace_node(&old->node, &t->node, &p->delayed_ids);
+		td_ids_replace(&p->ids, old, t);
 		td_wheel_del(&p->delayed, old);
 		td_watch_drop(p, old, true);
 		td_wheel_add(&p->delayed, t);
 		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
 	} else {
-		td_tree_link(&p->delayed_ids, t);
+		td_ids_link(&p->ids, t);
 		td_wheel_add(&p->delayed, t);
 		p->nr_delayed++;
 	}
@@ -431,7 +506,7 @@ void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
 		unsigned int limit = t->max_attempts ?: p->max_attempts;
 
 		t->attempts++;
-		if (t->waiting) {
+		if (td_pending_waiter(p, t->id)) {
 			td_pending_release_id(p, t);
 			td_task_end(p, t, TDISPATCH_OVERRIDDEN, reap);
 		} else if (limit && t->attempts >= limit) {
@@ -569,7 +644,7 @@ int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap)
 	int ret = busy ? -EBUSY : -ENOENT;
 
 	if (busy)
-		t = t->waiting;
+		t = td_pending_waiter(p, id);
 	if (t) {
 		td_pending_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_CANCELLED, reap);

@@ -27,7 +27,7 @@ void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiti
 	*state = !t ? TDISPATCH_STATE_ABSENT : t->state == TD_TASK_INFLIGHT ?
 		 TDISPATCH_STATE_IN_FLIGHT : TDISPATCH_STATE_PENDING;
 	*attempts = t ? t->attempts : 0;
-	*waiting = t && t->waiting;
+	*waiting = !!td_pending_waiter(&d->pending, id);
 	*delayed = !!td_pending_lookup_delayed(&d->pending, id);
 	if (!t && *delayed)
 		*state = TDISPATCH_STATE_DELAYED;

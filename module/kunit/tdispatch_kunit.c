@@ -41,14 +41,22 @@ struct td_kunit {
 	unsigned long serial;	/* payload of the last task made */
 };
 
-static unsigned int td_tree_size(struct rb_root *root)
+/* How many tasks of @state the id hash holds. */
+static unsigned int td_ids_count(struct td_pending *p, u8 state)
 {
-	unsigned int nr = 0;
-	struct rb_node *n;
+	struct tdispatch_task *t;
+	unsigned int b, nr = 0;
 
-	for (n = rb_first(root); n; n = rb_next(n))
-		nr++;
+	for (b = 0; b < 1U << p->ids.bits; b++)
+		for (t = p->ids.bucket[b]; t; t = t->hnext)
+			nr += t->state == state;
 	return nr;
+}
+
+/* Pending and in-flight ids: none once every task has ended. */
+static unsigned int td_ids_live(struct td_pending *p)
+{
+	return td_ids_count(p, TD_TASK_PENDING) + td_ids_count(p, TD_TASK_INFLIGHT);
 }
 
 /* In the order the wheel lets them in: by not_before, then by arrival. */
@@ -120,7 +128,7 @@ static void td_check_delayed(struct td_kunit *k)
 	else
 		KUNIT_EXPECT_EQ(k->test, td_pending_next_delayed(p), KTIME_MAX);
 	KUNIT_EXPECT_EQ(k->test, nr, p->nr_delayed);
-	KUNIT_EXPECT_EQ(k->test, td_tree_size(&p->delayed_ids), p->nr_delayed);
+	KUNIT_EXPECT_EQ(k->test, td_ids_count(p, TD_TASK_DELAYED), p->nr_delayed);
 	kunit_kfree(k->test, all);
 }
 
@@ -153,9 +161,10 @@ static void td_check(struct td_kunit *k)
 	}
 	KUNIT_EXPECT_EQ(k->test, nr, p->nr_pending);
 	KUNIT_EXPECT_EQ(k->test, waiting, p->nr_waiting);
-	/* One node per id: in flight, or pending and not waiting. */
-	KUNIT_EXPECT_EQ(k->test, td_tree_size(&p->tree),
-			p->nr_inflight + p->nr_pending - p->nr_waiting);
+	/* Every task the set holds is in the id hash, once. */
+	KUNIT_EXPECT_EQ(k->test, td_ids_live(p), p->nr_inflight + p->nr_pending - p->nr_waiting);
+	KUNIT_EXPECT_EQ(k->test, td_ids_count(p, TD_TASK_WAITING), p->nr_waiting);
+	KUNIT_EXPECT_EQ(k->test, p->ids.nr, p->nr_inflight + p->nr_pending + p->nr_delayed);
 	td_check_delayed(k);
 	KUNIT_EXPECT_EQ(k->test, p->drained,
 			ended + p->nr_pending + p->nr_inflight + p->nr_delayed);
@@ -394,6 +403,39 @@ static void td_test_add_keeps_order(struct kunit *test)
 	td_expect_outcomes(k, TD_OUTCOMES());
 }
 
+/* The id hash grows past two tasks a bucket and shrinks back when they go. */
+static void td_test_ids_resize(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 1024, 4);
+	unsigned int i, nr = 600;
+
+	for (i = 1; i <= nr; i++)
+		td_add(k, i, 100);
+	for (i = 1; i <= 10; i++)
+		td_add_later(k, i, 1000, 100);
+	KUNIT_EXPECT_EQ(test, k->p.ids.bits, TD_IDS_MIN_BITS);
+	td_pending_resize(&k->p, GFP_KERNEL);
+	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 10));
+	KUNIT_EXPECT_PTR_NE(test, k->p.ids.bucket, k->p.ids.first);
+	for (i = 1; i <= nr; i++) {
+		KUNIT_EXPECT_NOT_NULL(test, td_pending_lookup(&k->p, i));
+		if (i <= 10)
+			KUNIT_EXPECT_NOT_NULL(test, td_pending_lookup_delayed(&k->p, i));
+	}
+	td_check(k);
+	/* Loaded below one in eight: no change until then. */
+	td_pending_resize(&k->p, GFP_KERNEL);
+	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 10));
+	td_pending_cancel_all(&k->p, &k->reap);
+	td_check(k);
+	td_pending_resize(&k->p, GFP_KERNEL);
+	KUNIT_EXPECT_EQ(test, k->p.ids.bits, TD_IDS_MIN_BITS);
+	KUNIT_EXPECT_PTR_EQ(test, k->p.ids.bucket, k->p.ids.first);
+	td_add(k, 7, 200);
+	td_expect_lookup(k, 7, list_first_entry(&k->p.order, struct tdispatch_task, order));
+	td_pending_free(&k->p);
+}
+
 static void td_test_coalesce(struct kunit *test)
 {
 	struct td_kunit *k = td_setup(test, 8, 4);
@@ -509,7 +551,7 @@ static void td_test_retries_counted(struct kunit *test)
 	td_expect_ended(k, b.tasks[1], TDISPATCH_DONE);
 	KUNIT_EXPECT_EQ(test, b.tasks[1]->attempts, 3);
 	KUNIT_EXPECT_EQ(test, k->p.retries, 6);
-	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	KUNIT_EXPECT_EQ(test, td_ids_live(&k->p), 0);
 	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 2));
 }
 
@@ -673,7 +715,7 @@ static void td_test_cut_max_batch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, k->p.nr_inflight, 7);
 	for (i = 0; i < ARRAY_SIZE(cuts); i++)
 		td_complete(k, &b[i], TDISPATCH_DONE);
-	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	KUNIT_EXPECT_EQ(test, td_ids_live(&k->p), 0);
 	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 7));
 }
 
@@ -748,7 +790,7 @@ static void td_test_waits_behind_inflight(struct kunit *test)
 	w1 = td_add(k, 1, 200);
 	KUNIT_EXPECT_EQ(test, w1->state, TD_TASK_WAITING);
 	KUNIT_EXPECT_EQ(test, k->p.nr_waiting, 1);
-	KUNIT_EXPECT_PTR_EQ(test, b1.tasks[0]->waiting, w1);
+	KUNIT_EXPECT_PTR_EQ(test, td_pending_waiter(&k->p, b1.tasks[0]->id), w1);
 	td_expect_lookup(k, 1, b1.tasks[0]);
 	td_expect_due(k, 100 * TD_DELAY, false, KTIME_MAX);
 	/* Passed over, keeping its place; the ones behind it go. */
@@ -760,7 +802,7 @@ static void td_test_waits_behind_inflight(struct kunit *test)
 	td_expect_ended(k, w1, TDISPATCH_OVERRIDDEN);
 	KUNIT_EXPECT_EQ(test, w2->state, TD_TASK_WAITING);
 	KUNIT_EXPECT_EQ(test, w2->queued, 200);
-	KUNIT_EXPECT_PTR_EQ(test, b1.tasks[0]->waiting, w2);
+	KUNIT_EXPECT_PTR_EQ(test, td_pending_waiter(&k->p, b1.tasks[0]->id), w2);
 	td_add(k, 5, 500);
 	td_expect_order(k, TD_IDS(1, 5));
 	/* The in-flight one ends: the waiter is free to go, first. */
@@ -772,7 +814,7 @@ static void td_test_waits_behind_inflight(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, b1.tasks[0], w2);
 	td_complete(k, &b1, TDISPATCH_DONE);
 	td_complete(k, &b2, TDISPATCH_DONE);
-	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	KUNIT_EXPECT_EQ(test, td_ids_live(&k->p), 0);
 	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 6,
 					  [TDISPATCH_OVERRIDDEN] = 1));
 }
@@ -808,9 +850,9 @@ static void td_test_waiter_expires(struct kunit *test)
 	w = td_add_dl(k, 1, 300, 200);
 	td_cut(k, &b2, 400, TD_NONE);
 	td_expect_ended(k, w, TDISPATCH_EXPIRED);
-	KUNIT_EXPECT_NULL(test, b1.tasks[0]->waiting);
+	KUNIT_EXPECT_NULL(test, td_pending_waiter(&k->p, b1.tasks[0]->id));
 	td_complete(k, &b1, TDISPATCH_DONE);
-	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	KUNIT_EXPECT_EQ(test, td_ids_live(&k->p), 0);
 	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_DONE] = 1,
 					  [TDISPATCH_EXPIRED] = 1));
 }
@@ -845,7 +887,7 @@ static void td_test_cancel_inflight(struct kunit *test)
 	w = td_add(k, 1, 200);
 	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), 0);
 	td_expect_ended(k, w, TDISPATCH_CANCELLED);
-	KUNIT_EXPECT_NULL(test, b.tasks[0]->waiting);
+	KUNIT_EXPECT_NULL(test, td_pending_waiter(&k->p, b.tasks[0]->id));
 	KUNIT_EXPECT_EQ(test, k->p.nr_waiting, 0);
 	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), -EBUSY);
 	td_complete(k, &b, TDISPATCH_DONE);
@@ -866,12 +908,12 @@ static void td_test_cancel_all(struct kunit *test)
 	td_check(k);
 	td_expect_order(k, TD_NONE);
 	KUNIT_EXPECT_EQ(test, k->p.nr_inflight, 1);
-	KUNIT_EXPECT_NULL(test, b.tasks[0]->waiting);
+	KUNIT_EXPECT_NULL(test, td_pending_waiter(&k->p, b.tasks[0]->id));
 	td_expect_lookup(k, 1, b.tasks[0]);
 	td_expect_lookup(k, 2, NULL);
 	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_CANCELLED] = 3));
 	td_complete(k, &b, TDISPATCH_DONE);
-	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	KUNIT_EXPECT_EQ(test, td_ids_live(&k->p), 0);
 }
 
 /* Delayed tasks */
@@ -1007,10 +1049,10 @@ static void td_test_delayed_behind_inflight(struct kunit *test)
 	td_add(k, 1, 100);
 	td_cut(k, &b, 100, TD_IDS(1));
 	d = td_add_later(k, 1, 2000, 200);
-	KUNIT_EXPECT_NULL(test, b.tasks[0]->waiting);
+	KUNIT_EXPECT_NULL(test, td_pending_waiter(&k->p, b.tasks[0]->id));
 	td_promote(k, 2000, 1);
 	KUNIT_EXPECT_EQ(test, d->state, TD_TASK_WAITING);
-	KUNIT_EXPECT_PTR_EQ(test, b.tasks[0]->waiting, d);
+	KUNIT_EXPECT_PTR_EQ(test, td_pending_waiter(&k->p, b.tasks[0]->id), d);
 	KUNIT_EXPECT_EQ(test, d->queued, 2000);
 	td_complete(k, &b, TDISPATCH_DONE);
 	KUNIT_EXPECT_EQ(test, d->state, TD_TASK_PENDING);
@@ -1107,7 +1149,7 @@ static void td_test_cancel_all_delayed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, k->p.nr_inflight, 1);
 	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_CANCELLED] = 5));
 	td_complete(k, &b, TDISPATCH_DONE);
-	KUNIT_EXPECT_TRUE(test, RB_EMPTY_ROOT(&k->p.tree));
+	KUNIT_EXPECT_EQ(test, td_ids_live(&k->p), 0);
 }
 
 /* Periodic registrations */
@@ -1655,6 +1697,7 @@ static void td_test_wheel_random(struct kunit *test)
 }
 
 static struct kunit_case td_pending_cases[] = {
+	KUNIT_CASE(td_test_ids_resize),
 	KUNIT_CASE(td_test_add_keeps_order),
 	KUNIT_CASE(td_test_coalesce),
 	{}

@@ -133,11 +133,8 @@ struct tdispatch_task {
 		struct rb_node tnode;
 		struct hlist_node tslot;
 	};
-	struct rb_node node;
-	union {
-		struct tdispatch_task *waiting;	/* in flight: the newer task behind it */
-		struct td_watcher *watcher;	/* before it is due: its watch key */
-	};
+	struct tdispatch_task *hnext;	/* the next in its bucket of the id hash */
+	struct td_watcher *watcher;	/* before it is due: its watch key */
 	void *periodic;		/* the periodic registration it runs, or NULL */
 };
 
