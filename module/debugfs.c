@@ -85,7 +85,7 @@ static void td_show_locked(struct seq_file *m, struct tdispatch *d, ktime_t now)
 				continue;
 			i++;
 			seq_printf(m, "delayed id %llu due_in_ms %lld%s\n", t->id,
-				   ktime_ms_delta(t->not_before, now),
+				   ktime_ms_delta(td_task_not_before(t), now),
 				   t->flags & TD_TASK_WATCHED ? " watching" : "");
 		}
 	}

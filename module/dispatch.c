@@ -39,7 +39,7 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 		 * A periodic run lives in its registration, an item in its
 		 * object; an owned task is gone once ->release() returns.
 		 */
-		if (t->periodic) {
+		if (t->flags & TD_TASK_PERIODIC) {
 			td_supervise_reap(d, t);
 		} else if (t->flags & TD_TASK_ITEM) {
 			d->ops->release(d, t, outcome);
@@ -175,15 +175,26 @@ static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, unsigned int r
 }
 
 /*
- * The id hash follows the tasks held, charged as the dispatcher is.  Only
- * ever tried, never waited for: without new buckets the chains are longer.
+ * The id hash follows the tasks held: buckets of 1 << @bits are allocated
+ * outside the lock, charged as the dispatcher is, and filled under it.  A
+ * failed allocation only leaves the chains longer.
  */
-static void td_resize_ids(struct tdispatch *d)
+static void td_resize_ids(struct tdispatch *d, unsigned int bits)
 {
-	struct mem_cgroup *old = set_active_memcg(d->memcg);
+	struct tdispatch_task **nb = NULL;
 
-	td_pending_resize(&d->pending, GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN);
-	set_active_memcg(old);
+	if (bits > TD_IDS_MIN_BITS) {
+		struct mem_cgroup *old = set_active_memcg(d->memcg);
+
+		nb = kvcalloc(1U << bits, sizeof(*nb),
+			      GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN);
+		set_active_memcg(old);
+		if (!nb)
+			return;
+	}
+	mutex_lock(&d->lock);
+	td_pending_ids_move(&d->pending, nb, bits);
+	mutex_unlock(&d->lock);
 }
 
 int td_acceptor_fn(void *arg)
@@ -191,17 +202,18 @@ int td_acceptor_fn(void *arg)
 	struct tdispatch *d = arg;
 
 	while (!kthread_should_stop()) {
-		LIST_HEAD(reap);
-		unsigned int room = 0;
+		unsigned int room = 0, bits;
+		bool idle, resize;
 		ktime_t now, next;
-		bool idle;
+		LIST_HEAD(reap);
 
 		WRITE_ONCE(d->kick, false);
 		mutex_lock(&d->lock);
 		now = ktime_get();
 		td_drain_input(d, now, &reap);
 		td_pending_promote(&d->pending, now, &reap);
-		td_resize_ids(d);
+		bits = td_pending_ids_bits(&d->pending);
+		resize = bits != d->pending.ids.bits;
 		next = min(td_supervise(d, now, &reap),
 			   td_pending_next_delayed(&d->pending));
 		next = min(next, td_dispatch_batches(d, now, &reap));
@@ -232,6 +244,8 @@ int td_acceptor_fn(void *arg)
 		mutex_unlock(&d->lock);
 
 		td_reap(d, &reap);
+		if (resize)
+			td_resize_ids(d, bits);
 		if (idle && wq_has_sleeper(&d->idle_wait))
 			wake_up_all(&d->idle_wait);
 		td_acceptor_sleep(d, next, room);
@@ -301,7 +315,7 @@ static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int re
 		struct tdispatch_task *t = b->tasks[i];
 		int r = td_task_result(b, i, res);
 
-		if (t->periodic && td_supervise_task(d, t, r, now, reap))
+		if ((t->flags & TD_TASK_PERIODIC) && td_supervise_task(d, t, r, now, reap))
 			continue;
 		switch (r) {
 		case TDISPATCH_SUCCESS:

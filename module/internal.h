@@ -53,8 +53,39 @@ enum td_task_state {
 
 /* ->flags of a task */
 #define TD_TASK_ITEM		BIT(0)	/* embedded in a struct tdispatch_item */
-#define TD_TASK_WATCHED		BIT(1)	/* ->watcher is set */
+#define TD_TASK_WATCHED		BIT(1)	/* its td_task_ext's ->watcher is set */
 #define TD_TASK_OWNED		BIT(2)	/* ->release() frees the task too */
+#define TD_TASK_EXT		BIT(3)	/* in a struct td_task_ext */
+#define TD_TASK_PERIODIC	BIT(4)	/* the run_task of a struct td_sup */
+
+/*
+ * What only a task with a deadline, a not-before time or a watch key needs,
+ * in front of it in one allocation (as delayed_work is a work_struct and
+ * a timer): the rest keep to a 64-byte struct tdispatch_task.  Delayed
+ * tasks are the wheel's entries, through ->tnode or ->task.tslot.
+ */
+struct td_task_ext {
+	ktime_t deadline;
+	ktime_t not_before;
+	struct rb_node tnode;
+	struct td_watcher *watcher;	/* before it is due: its watch key */
+	struct tdispatch_task task;
+};
+
+static inline struct td_task_ext *td_ext(const struct tdispatch_task *t)
+{
+	return container_of((struct tdispatch_task *)t, struct td_task_ext, task);
+}
+
+static inline ktime_t td_task_deadline(const struct tdispatch_task *t)
+{
+	return t->flags & TD_TASK_EXT ? td_ext(t)->deadline : 0;
+}
+
+static inline ktime_t td_task_not_before(const struct tdispatch_task *t)
+{
+	return t->flags & TD_TASK_EXT ? td_ext(t)->not_before : 0;
+}
 
 /*
  * A delayed task's watch key, allocated with the task when it is
@@ -84,8 +115,8 @@ enum td_item_state {
 
 /*
  * The pending set: pure bookkeeping, no locking and no clock of its own
- * (callers pass "now"), so KUnit can drive it directly; it allocates only
- * in td_pending_resize().
+ * (callers pass "now"), so KUnit can drive it directly; no allocation
+ * either: the acceptor allocates the id hash's buckets.
  *
  * The id hash holds every task the set has, at most three per id: the
  * pending one or the in-flight one with, behind it, the newer task that
@@ -132,7 +163,8 @@ struct td_pending {
 
 void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 		     unsigned int max_batch, u64 max_delay_ns);
-void td_pending_resize(struct td_pending *p, gfp_t gfp);
+unsigned int td_pending_ids_bits(struct td_pending *p);
+void td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb, unsigned int bits);
 void td_pending_free(struct td_pending *p);
 void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 		    struct list_head *reap);
@@ -340,7 +372,7 @@ void td_debugfs_add(struct tdispatch *d);
 void td_debugfs_remove(struct tdispatch *d);
 struct tdispatch *td_create(const struct tdispatch_config *cfg,
 			    const struct tdispatch_ops *ops, void *priv, gfp_t gfp);
-struct tdispatch_task *td_task_alloc(gfp_t gfp);
+struct tdispatch_task *td_task_alloc(gfp_t gfp, bool ext);
 void td_task_free(struct tdispatch_task *t);
 int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
 		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags);

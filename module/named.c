@@ -371,7 +371,7 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 	}
 	kt.data = data;
 	/* Our own allocation too: nothing of ours reclaims inside the section. */
-	t = td_task_alloc(TD_GFP_USER);
+	t = td_task_alloc(TD_GFP_USER, kt.deadline || kt.not_before);
 	if (kt.watch && kt.not_before)
 		w = kmalloc(sizeof(*w), TD_GFP_USER);
 	d = td_ctx_enter(&a->ctx, &idx);

@@ -3,9 +3,9 @@
  * The pending set: coalescing by id, the bound, the order of the line,
  * batch cutting, per-id exclusion and tasks delayed until a set time.
  *
- * Nothing here locks or reads a clock, and only td_pending_resize()
- * allocates; the caller holds the dispatcher's lock and passes the time.
- * It frees watch keys.  A task that ends is moved to the caller's reap
+ * Nothing here locks, allocates or reads a clock; the caller holds the
+ * dispatcher's lock and passes the time.  It frees watch keys, and the id
+ * hash's buckets when the caller gives it new ones.  A task that ends is moved to the caller's reap
  * list with its outcome in ->state, so that payloads are released after
  * the lock is dropped.
  */
@@ -18,11 +18,11 @@
 #include "internal.h"
 
 /* Delayed tasks wait in a td_wheel; ->queued holds their arrival number. */
-#define TD_WHEEL_ENTRY		struct tdispatch_task
-#define TD_WHEEL_DUE(t)		((u64)(t)->not_before)
-#define TD_WHEEL_SEQ(t)		((t)->queued)
+#define TD_WHEEL_ENTRY		struct td_task_ext
+#define TD_WHEEL_DUE(x)		((u64)(x)->not_before)
+#define TD_WHEEL_SEQ(x)		((x)->task.queued)
 #define TD_WHEEL_RB		tnode
-#define TD_WHEEL_SLOT		tslot
+#define TD_WHEEL_SLOT		task.tslot
 #include "wheel.c"
 
 void td_pending_init(struct td_pending *p, unsigned int max_buffer,
@@ -40,7 +40,7 @@ void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 	td_wheel_init(&p->delayed);
 }
 
-/* Free what td_pending_resize() allocated; the set holds no task. */
+/* Free the id hash's buckets if they were allocated; the set holds no task. */
 void td_pending_free(struct td_pending *p)
 {
 	if (p->ids.bucket != p->ids.first)
@@ -101,47 +101,62 @@ static struct tdispatch_task *td_ids_find(struct td_ids *h, u64 id, unsigned int
 }
 
 /**
- * td_pending_resize() - fit the id hash to the tasks it holds
+ * td_pending_ids_bits() - the size the id hash should have
  * @p: the pending set
- * @gfp: for the new buckets; a failure only leaves the chains longer
  *
- * Past two tasks a bucket on average, the buckets double until there are
- * at least as many as tasks; below one task in eight buckets, they halve
- * down to as many.  Each task is moved once per resize, so the cost is
- * constant per task over time, but it is paid here at once.
+ * Past two tasks a bucket on average, as many buckets as tasks (rounded up
+ * to a power of two); below one task in eight buckets, as many again.
+ *
+ * Return: log2 of the number of buckets wanted; the current one if the
+ * hash is fine as it is.
  */
-void td_pending_resize(struct td_pending *p, gfp_t gfp)
+unsigned int td_pending_ids_bits(struct td_pending *p)
 {
 	struct td_ids *h = &p->ids;
-	unsigned int bits = h->bits, i;
-	struct tdispatch_task **nb, *t, *next;
 
-	if (h->nr > 2U << bits || h->nr < (1U << bits) / 8)
-		bits = clamp_t(unsigned int, order_base_2(h->nr), TD_IDS_MIN_BITS,
+	if (h->nr > 2U << h->bits || h->nr < (1U << h->bits) / 8)
+		return clamp_t(unsigned int, order_base_2(h->nr), TD_IDS_MIN_BITS,
 			       TD_IDS_MAX_BITS);
-	if (bits == h->bits)
-		return;
-	if (bits == TD_IDS_MIN_BITS) {
+	return h->bits;
+}
+
+/**
+ * td_pending_ids_move() - move the id hash into new buckets
+ * @p: the pending set
+ * @nb: 1 << @bits zeroed buckets, allocated with kvmalloc(); NULL for the
+ *	set's own few, when @bits is TD_IDS_MIN_BITS
+ * @bits: log2 of their number
+ *
+ * Any size is correct, td_pending_ids_bits() says which is fast.  Each task
+ * moves once, so the cost is constant per task over time, but paid at
+ * once; the old buckets are freed.
+ */
+void td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb, unsigned int bits)
+{
+	struct td_ids *h = &p->ids;
+	struct tdispatch_task **old = h->bucket, *t, *next;
+	unsigned int i, nr = 1U << h->bits;
+
+	if (!nb) {
+		if (old == h->first)
+			return;
+		/* Unused while the hash was bigger: stale. */
 		nb = h->first;
 		memset(nb, 0, sizeof(h->first));
-	} else {
-		nb = kvcalloc(1U << bits, sizeof(*nb), gfp);
-		if (!nb)
-			return;
 	}
-	for (i = 0; i < 1U << h->bits; i++) {
-		for (t = h->bucket[i]; t; t = next) {
-			struct tdispatch_task **b = &nb[hash_64(t->id, bits)];
+	h->bucket = nb;
+	h->bits = bits;
+	for (i = 0; i < nr; i++) {
+		for (t = old[i]; t; t = next) {
+			struct tdispatch_task **b = td_ids_bucket(h, t->id);
 
 			next = t->hnext;
 			t->hnext = *b;
 			*b = t;
 		}
 	}
-	if (h->bucket != h->first)
-		kvfree(h->bucket);
-	h->bucket = nb;
-	h->bits = bits;
+	if (old != h->first)
+		kvfree(old);
 }
 
 static void td_task_end(struct td_pending *p, struct tdispatch_task *t,
@@ -154,7 +169,9 @@ static void td_task_end(struct td_pending *p, struct tdispatch_task *t,
 
 static bool td_task_expired(const struct tdispatch_task *t, ktime_t now)
 {
-	return t->deadline && ktime_after(now, t->deadline);
+	ktime_t deadline = td_task_deadline(t);
+
+	return deadline && ktime_after(now, deadline);
 }
 
 /**
@@ -204,8 +221,8 @@ static bool td_watcher_less(struct rb_node *a, const struct rb_node *b)
 static void td_watch_link(struct td_pending *p, struct tdispatch_task *t)
 {
 	if (t->flags & TD_TASK_WATCHED) {
-		t->watcher->t = t;
-		rb_add(&t->watcher->node, &p->watchers, td_watcher_less);
+		td_ext(t)->watcher->t = t;
+		rb_add(&td_ext(t)->watcher->node, &p->watchers, td_watcher_less);
 	}
 }
 
@@ -215,16 +232,16 @@ static void td_watch_drop(struct td_pending *p, struct tdispatch_task *t, bool l
 	if (!(t->flags & TD_TASK_WATCHED))
 		return;
 	if (linked)
-		rb_erase(&t->watcher->node, &p->watchers);
-	kfree(t->watcher);
-	t->watcher = NULL;
+		rb_erase(&td_ext(t)->watcher->node, &p->watchers);
+	kfree(td_ext(t)->watcher);
+	td_ext(t)->watcher = NULL;
 	t->flags &= ~TD_TASK_WATCHED;
 }
 
 /* Take a delayed task out of the wheel and the id tree, without ending it. */
 static void td_delayed_unlink(struct td_pending *p, struct tdispatch_task *t)
 {
-	td_wheel_del(&p->delayed, t);
+	td_wheel_del(&p->delayed, td_ext(t));
 	td_ids_unlink(&p->ids, t);
 	td_watch_drop(p, t, true);
 	p->nr_delayed--;
@@ -304,7 +321,7 @@ static void td_pending_enter(struct td_pending *p, struct tdispatch_task *t,
 
 /*
  * @t waits for its not_before time.  It replaces a delayed task of its id
- * in both trees, under its own time, but leaves a pending or in-flight
+ * in the wheel and the id hash, under its own time, but leaves a pending or in-flight
  * task of its id alone until it is promoted.
  */
 static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
@@ -316,13 +333,13 @@ static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
 	td_watch_link(p, t);
 	if (old) {
 		td_ids_replace(&p->ids, old, t);
-		td_wheel_del(&p->delayed, old);
+		td_wheel_del(&p->delayed, td_ext(old));
 		td_watch_drop(p, old, true);
-		td_wheel_add(&p->delayed, t);
+		td_wheel_add(&p->delayed, td_ext(t));
 		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
 	} else {
 		td_ids_link(&p->ids, t);
-		td_wheel_add(&p->delayed, t);
+		td_wheel_add(&p->delayed, td_ext(t));
 		p->nr_delayed++;
 	}
 }
@@ -355,7 +372,7 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 		td_task_end(p, t, TDISPATCH_EXPIRED, reap);
 		return;
 	}
-	if (ktime_after(t->not_before, now)) {
+	if (ktime_after(td_task_not_before(t), now)) {
 		td_pending_delay(p, t, reap);
 		return;
 	}
@@ -386,11 +403,13 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
 				struct list_head *reap)
 {
-	struct tdispatch_task *t;
+	struct td_task_ext *x;
 	unsigned int n = 0;
 
 	td_wheel_advance(&p->delayed, now);
-	while ((t = td_wheel_first(&p->delayed)) && !ktime_after(t->not_before, now)) {
+	while ((x = td_wheel_first(&p->delayed)) && !ktime_after(x->not_before, now)) {
+		struct tdispatch_task *t = &x->task;
+
 		td_delayed_unlink(p, t);
 		n++;
 		if (td_task_expired(t, now))
@@ -682,13 +701,15 @@ void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap)
 {
 	struct tdispatch_task *t;
+	struct td_task_ext *x;
 
 	while (!list_empty(&p->order)) {
 		t = list_first_entry(&p->order, struct tdispatch_task, order);
 		td_pending_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
 	}
-	while ((t = td_wheel_any(&p->delayed))) {
+	while ((x = td_wheel_any(&p->delayed))) {
+		t = &x->task;
 		td_delayed_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
 	}

@@ -14,28 +14,77 @@
 #include "internal.h"
 #include "trace.h"
 
-static struct kmem_cache *td_task_cache;
+/* What a task without a deadline, a delay or a key costs: one cache line. */
+static_assert(sizeof(struct tdispatch_task) <= 64);
+
+static struct kmem_cache *td_task_cache, *td_ext_cache;
 
 int td_task_cache_init(void)
 {
 	td_task_cache = KMEM_CACHE(tdispatch_task, 0);
-	return td_task_cache ? 0 : -ENOMEM;
+	td_ext_cache = KMEM_CACHE(td_task_ext, 0);
+	if (td_task_cache && td_ext_cache)
+		return 0;
+	td_task_cache_exit();
+	return -ENOMEM;
 }
 
 void td_task_cache_exit(void)
 {
+	kmem_cache_destroy(td_ext_cache);
 	kmem_cache_destroy(td_task_cache);
 }
 
-struct tdispatch_task *td_task_alloc(gfp_t gfp)
+/* A task, with room for a deadline, a not-before time and a key if @ext. */
+struct tdispatch_task *td_task_alloc(gfp_t gfp, bool ext)
 {
-	return kmem_cache_alloc(td_task_cache, gfp);
+	struct tdispatch_task *t;
+
+	if (ext) {
+		struct td_task_ext *x = kmem_cache_alloc(td_ext_cache, gfp);
+
+		t = x ? &x->task : NULL;
+	} else {
+		t = kmem_cache_alloc(td_task_cache, gfp);
+	}
+	if (t)
+		t->flags = ext ? TD_TASK_EXT : 0;
+	return t;
 }
 
 void td_task_free(struct tdispatch_task *t)
 {
-	kmem_cache_free(td_task_cache, t);
+	if (t->flags & TD_TASK_EXT)
+		kmem_cache_free(td_ext_cache, td_ext(t));
+	else
+		kmem_cache_free(td_task_cache, t);
 }
+
+/**
+ * tdispatch_task_deadline() - the task's deadline
+ * @t: the task
+ *
+ * Return: the CLOCK_MONOTONIC time after which it is dropped as expired
+ * instead of processed, or 0 for none.
+ */
+ktime_t tdispatch_task_deadline(const struct tdispatch_task *t)
+{
+	return td_task_deadline(t);
+}
+EXPORT_SYMBOL_GPL(tdispatch_task_deadline);
+
+/**
+ * tdispatch_task_not_before() - the task's not-before time
+ * @t: the task
+ *
+ * Return: the CLOCK_MONOTONIC time before which it did not enter the
+ * pending set, or 0 if it was due when it was submitted.
+ */
+ktime_t tdispatch_task_not_before(const struct tdispatch_task *t)
+{
+	return td_task_not_before(t);
+}
+EXPORT_SYMBOL_GPL(tdispatch_task_not_before);
 
 /*
  * Put @t on this CPU's input list (preemption off) and wake the acceptor
@@ -70,6 +119,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	ktime_t not_before = o->not_before;
 	struct td_input *in;
 	ktime_t now;
+	u8 ext;
 	int ret;
 
 	/*
@@ -81,6 +131,13 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	in = this_cpu_ptr(d->input);
 	if (!t || (o->watch && o->not_before && !w)) {
 		ret = -ENOMEM;
+		goto rejected;
+	}
+	/* Callers make room for what they ask for. */
+	ext = t->flags & TD_TASK_EXT;
+	if (WARN_ON_ONCE((flags & ~TD_TASK_OWNED) ||
+			 (!ext && (o->deadline || o->not_before || w)))) {
+		ret = -EINVAL;
 		goto rejected;
 	}
 	if (o->max_attempts > TDISPATCH_MAX_ATTEMPTS) {
@@ -111,13 +168,15 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		.id = id,
 		.payload = payload,
 		.submitted = now,
-		.deadline = o->deadline,
-		.not_before = not_before,
 		.max_attempts = o->max_attempts,
 		.state = TD_TASK_INPUT,
-		.flags = flags | (w ? TD_TASK_WATCHED : 0),
-		.watcher = w,
+		.flags = flags | ext | (w ? TD_TASK_WATCHED : 0),
 	};
+	if (ext) {
+		td_ext(t)->deadline = o->deadline;
+		td_ext(t)->not_before = not_before;
+		td_ext(t)->watcher = w;
+	}
 	if (w)
 		w->key = o->watch_key;
 	/* Counted before it is visible, so drained never exceeds accepted. */
@@ -137,7 +196,7 @@ rejected:
 static int td_submit(struct tdispatch *d, u64 id, void *payload,
 		     const struct tdispatch_submit_opts *o, gfp_t gfp)
 {
-	struct tdispatch_task *t = td_task_alloc(gfp);
+	struct tdispatch_task *t = td_task_alloc(gfp, o->deadline || o->not_before);
 	/* Only a delayed task has anything to watch for. */
 	struct td_watcher *w = o->watch && o->not_before ? kmalloc(sizeof(*w), gfp) : NULL;
 	int ret = td_submit_task(d, t, id, payload, o, w, 0);
@@ -361,7 +420,7 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 			continue;
 		first = llist_reverse_order(first);
 		llist_for_each_entry_safe(t, next, first, input) {
-			delayed += !!t->not_before;
+			delayed += !!td_task_not_before(t);
 			if (t->flags & TD_TASK_ITEM) {
 				/* Stamped here: an item's submit reads no clock. */
 				t->submitted = now;

@@ -42,7 +42,7 @@ static void td_sup_start_run(struct tdispatch *d, struct td_sup *s, ktime_t now,
 		.payload = s->pr.payload,
 		.submitted = now,
 		.state = TD_TASK_INPUT,
-		.periodic = s,
+		.flags = TD_TASK_PERIODIC,
 	};
 	s->refs++;
 	s->run_busy = true;
@@ -90,7 +90,7 @@ ktime_t td_supervise(struct tdispatch *d, ktime_t now, struct list_head *reap)
 bool td_supervise_task(struct tdispatch *d, struct tdispatch_task *t, int res,
 		       ktime_t now, struct list_head *reap)
 {
-	struct td_sup *s = t->periodic;
+	struct td_sup *s = container_of(t, struct td_sup, run_task);
 
 	lockdep_assert_held(&d->lock);
 	if (s->pr.run == t) {
@@ -107,7 +107,7 @@ bool td_supervise_task(struct tdispatch *d, struct tdispatch_task *t, int res,
 /* td_reap() of a periodic run, which has no ->release() of its own. */
 void td_supervise_reap(struct tdispatch *d, struct tdispatch_task *t)
 {
-	struct td_sup *s = t->periodic;
+	struct td_sup *s = container_of(t, struct td_sup, run_task);
 	bool last, kick;
 
 	mutex_lock(&d->lock);

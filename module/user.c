@@ -69,12 +69,13 @@ struct td_payload {
 };
 
 /*
- * A task SUBMIT made, with its payload in the same allocation: the engine
- * frees nothing of it (%TD_TASK_OWNED), td_user_task_release() frees it
+ * A task SUBMIT made, with its deadline, not-before time and key (struct
+ * td_task_ext) and its payload in the same allocation: the engine frees
+ * nothing of it (%TD_TASK_OWNED), td_user_task_release() frees it
  * all.  A periodic registration's payload is one too, its task unused.
  */
 struct td_utask {
-	struct tdispatch_task task;
+	struct td_task_ext x;
 	struct td_payload p;
 };
 
@@ -129,6 +130,7 @@ static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool 
 		ut = ERR_PTR(-ENOMEM);
 		goto unaccount;
 	}
+	ut->x.task.flags = TD_TASK_EXT;
 	ut->p.len = len;
 	ut->p.held = bytes;
 	if (!copy_from_user(ut->p.data, u64_to_user_ptr(uptr), len))
@@ -321,22 +323,22 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 	bool watch = o.watch && o.not_before;
 	struct td_watcher *w = NULL;
 	struct td_user *u = ctx;
-	struct td_utask *t;
+	struct td_utask *task;
 	int ret;
 
-	t = (ut->flags & ~TDISPATCH_UTASK_WATCH) ? ERR_PTR(-EINVAL) :
+	task = (ut->flags & ~TDISPATCH_UTASK_WATCH) ? ERR_PTR(-EINVAL) :
 		td_utask_new(u, ut->payload, ut->payload_len, watch);
-	if (IS_ERR(t)) {
+	if (IS_ERR(task)) {
 		atomic_long_inc(&u->rejected);
-		return PTR_ERR(t);
+		return PTR_ERR(task);
 	}
 	if (watch)
 		w = kmalloc(sizeof(*w), TD_GFP_USER);
 	/* The engine counts its own refusals. */
-	ret = td_submit_task(u->d, &t->task, ut->id, &t->p, &o, w, TD_TASK_OWNED);
+	ret = td_submit_task(u->d, &task->x.task, ut->id, &task->p, &o, w, TD_TASK_OWNED);
 	if (ret) {
 		kfree(w);
-		td_payload_free(u, &t->p);
+		td_payload_free(u, &task->p);
 	}
 	return ret;
 }

@@ -65,8 +65,8 @@ static int td_cmp_delayed(const void *a, const void *b)
 	const struct tdispatch_task *x = *(const struct tdispatch_task **)a;
 	const struct tdispatch_task *y = *(const struct tdispatch_task **)b;
 
-	if (x->not_before != y->not_before)
-		return x->not_before < y->not_before ? -1 : 1;
+	if (td_task_not_before(x) != td_task_not_before(y))
+		return td_task_not_before(x) < td_task_not_before(y) ? -1 : 1;
 	return x->queued < y->queued ? -1 : x->queued > y->queued;
 }
 
@@ -89,8 +89,8 @@ static struct tdispatch_task **td_delayed_tasks(struct td_kunit *k, unsigned int
 	/* The near rbtree's last entry, which placing at either end relies on. */
 	KUNIT_EXPECT_PTR_EQ(k->test, w->last, rb_last(&w->near.rb_root));
 	for (rb = rb_first_cached(&w->near); rb; rb = rb_next(rb)) {
-		t = rb_entry(rb, struct tdispatch_task, tnode);
-		KUNIT_EXPECT_LT(k->test, (u64)t->not_before, w->horizon);
+		t = &rb_entry(rb, struct td_task_ext, tnode)->task;
+		KUNIT_EXPECT_LT(k->test, (u64)td_task_not_before(t), w->horizon);
 		KUNIT_ASSERT_LT(k->test, n, cap);
 		all[n++] = t;
 	}
@@ -99,7 +99,7 @@ static struct tdispatch_task **td_delayed_tasks(struct td_kunit *k, unsigned int
 			KUNIT_EXPECT_EQ(k->test, !hlist_empty(&w->slot[lvl][i]),
 					!!(w->map[lvl] & BIT_ULL(i)));
 			hlist_for_each_entry(t, &w->slot[lvl][i], tslot) {
-				KUNIT_EXPECT_GE(k->test, (u64)t->not_before, w->horizon);
+				KUNIT_EXPECT_GE(k->test, (u64)td_task_not_before(t), w->horizon);
 				KUNIT_ASSERT_LT(k->test, n, cap);
 				all[n++] = t;
 			}
@@ -124,7 +124,7 @@ static void td_check_delayed(struct td_kunit *k)
 	}
 	/* Never later than the first due time, or promotion would be late. */
 	if (nr)
-		KUNIT_EXPECT_LE(k->test, td_pending_next_delayed(p), all[0]->not_before);
+		KUNIT_EXPECT_LE(k->test, td_pending_next_delayed(p), td_task_not_before(all[0]));
 	else
 		KUNIT_EXPECT_EQ(k->test, td_pending_next_delayed(p), KTIME_MAX);
 	KUNIT_EXPECT_EQ(k->test, nr, p->nr_delayed);
@@ -183,16 +183,26 @@ static struct td_kunit *td_setup(struct kunit *test, unsigned int max_buffer,
 	return k;
 }
 
+/* A task with room for a deadline and a not-before time, as the engine's. */
+static struct tdispatch_task *td_task_new(struct td_kunit *k)
+{
+	struct td_task_ext *x = kunit_kzalloc(k->test, sizeof(*x), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(k->test, x);
+	x->task.flags = TD_TASK_EXT;
+	return &x->task;
+}
+
 /* A task that watches @key; pending.c frees the watcher, as it does in the engine. */
 static struct tdispatch_task *td_task_watching(struct td_kunit *k, u64 key)
 {
-	struct tdispatch_task *t = kunit_kzalloc(k->test, sizeof(*t), GFP_KERNEL);
+	struct tdispatch_task *t = td_task_new(k);
+	struct td_watcher *w = kzalloc(sizeof(*w), GFP_KERNEL);
 
-	KUNIT_ASSERT_NOT_NULL(k->test, t);
-	t->watcher = kzalloc(sizeof(*t->watcher), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(k->test, t->watcher);
-	t->watcher->key = key;
-	t->flags = TD_TASK_WATCHED;
+	KUNIT_ASSERT_NOT_NULL(k->test, w);
+	w->key = key;
+	td_ext(t)->watcher = w;
+	t->flags |= TD_TASK_WATCHED;
 	return t;
 }
 
@@ -202,8 +212,8 @@ static struct tdispatch_task *td_add_task(struct td_kunit *k, struct tdispatch_t
 	t->id = id;
 	t->payload = (void *)(++k->serial);
 	t->submitted = now;
-	t->deadline = deadline;
-	t->not_before = not_before;
+	td_ext(t)->deadline = deadline;
+	td_ext(t)->not_before = not_before;
 	td_pending_add(&k->p, t, now, &k->reap);
 	td_check(k);
 	return t;
@@ -213,10 +223,7 @@ static struct tdispatch_task *td_add_at(struct td_kunit *k, u64 id,
 					ktime_t not_before, ktime_t deadline,
 					ktime_t now)
 {
-	struct tdispatch_task *t = kunit_kzalloc(k->test, sizeof(*t), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(k->test, t);
-	return td_add_task(k, t, id, not_before, deadline, now);
+	return td_add_task(k, td_task_new(k), id, not_before, deadline, now);
 }
 
 static unsigned int td_nr_watchers(struct td_kunit *k)
@@ -403,6 +410,21 @@ static void td_test_add_keeps_order(struct kunit *test)
 	td_expect_outcomes(k, TD_OUTCOMES());
 }
 
+/* As the acceptor resizes the id hash. */
+static void td_resize(struct td_kunit *k)
+{
+	unsigned int bits = td_pending_ids_bits(&k->p);
+	struct tdispatch_task **nb = NULL;
+
+	if (bits == k->p.ids.bits)
+		return;
+	if (bits > TD_IDS_MIN_BITS) {
+		nb = kvcalloc(1U << bits, sizeof(*nb), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(k->test, nb);
+	}
+	td_pending_ids_move(&k->p, nb, bits);
+}
+
 /* The id hash grows past two tasks a bucket and shrinks back when they go. */
 static void td_test_ids_resize(struct kunit *test)
 {
@@ -414,7 +436,7 @@ static void td_test_ids_resize(struct kunit *test)
 	for (i = 1; i <= 10; i++)
 		td_add_later(k, i, 1000, 100);
 	KUNIT_EXPECT_EQ(test, k->p.ids.bits, TD_IDS_MIN_BITS);
-	td_pending_resize(&k->p, GFP_KERNEL);
+	td_resize(k);
 	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 10));
 	KUNIT_EXPECT_PTR_NE(test, k->p.ids.bucket, k->p.ids.first);
 	for (i = 1; i <= nr; i++) {
@@ -424,11 +446,11 @@ static void td_test_ids_resize(struct kunit *test)
 	}
 	td_check(k);
 	/* Loaded below one in eight: no change until then. */
-	td_pending_resize(&k->p, GFP_KERNEL);
+	td_resize(k);
 	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 10));
 	td_pending_cancel_all(&k->p, &k->reap);
 	td_check(k);
-	td_pending_resize(&k->p, GFP_KERNEL);
+	td_resize(k);
 	KUNIT_EXPECT_EQ(test, k->p.ids.bits, TD_IDS_MIN_BITS);
 	KUNIT_EXPECT_PTR_EQ(test, k->p.ids.bucket, k->p.ids.first);
 	td_add(k, 7, 200);
@@ -1483,14 +1505,14 @@ static void td_wheel_walk_to(struct td_kunit *k, struct tdispatch_task *t)
 	unsigned int steps = 0;
 	ktime_t next;
 
-	while ((next = td_pending_next_delayed(&k->p)) < t->not_before) {
+	while ((next = td_pending_next_delayed(&k->p)) < td_task_not_before(t)) {
 		KUNIT_ASSERT_LT(k->test, steps++, 2 * TD_WHEEL_LEVELS);
 		td_promote(k, next, 0);
 	}
-	KUNIT_EXPECT_EQ(k->test, next, t->not_before);
-	td_promote(k, t->not_before - 1, 0);
+	KUNIT_EXPECT_EQ(k->test, next, td_task_not_before(t));
+	td_promote(k, td_task_not_before(t) - 1, 0);
 	KUNIT_EXPECT_EQ(k->test, t->state, TD_TASK_DELAYED);
-	td_promote(k, t->not_before, 1);
+	td_promote(k, td_task_not_before(t), 1);
 	KUNIT_EXPECT_EQ(k->test, t->state, TD_TASK_PENDING);
 }
 
@@ -1661,22 +1683,24 @@ static void td_test_wheel_random(struct kunit *test)
 			now = last + (td_walk_rng(&rng) >> (24 + r % 40));
 		now = max(now, last);
 		for (i = 0; i < added; i++)
-			due_now += t[i]->state == TD_TASK_DELAYED && t[i]->not_before <= now;
+			due_now += t[i]->state == TD_TASK_DELAYED &&
+				   td_task_not_before(t[i]) <= now;
 		n = k->p.nr_pending;
 		td_promote(k, now, due_now);
 		for (i = 0; i < added; i++)
 			if (t[i]->state == TD_TASK_DELAYED)
-				KUNIT_EXPECT_GT(test, t[i]->not_before, now);
+				KUNIT_EXPECT_GT(test, td_task_not_before(t[i]), now);
 		/* The newcomers are at the tail of the line, by (due, arrival). */
 		prev = NULL;
 		list_for_each_entry(it, &k->p.order, order) {
 			if (seen++ < n)
 				continue;
-			KUNIT_EXPECT_LE(test, it->not_before, now);
-			if (prev)
-				KUNIT_EXPECT_TRUE(test, prev->not_before < it->not_before ||
-						  (prev->not_before == it->not_before &&
-						   prev->id < it->id));
+			KUNIT_EXPECT_LE(test, td_task_not_before(it), now);
+			if (prev) {
+				ktime_t a = td_task_not_before(prev), b = td_task_not_before(it);
+
+				KUNIT_EXPECT_TRUE(test, a < b || (a == b && prev->id < it->id));
+			}
 			prev = it;
 		}
 		last = now;

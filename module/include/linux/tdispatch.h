@@ -100,23 +100,19 @@ enum tdispatch_destroy_mode {
  * @id: the key; a newer task with the same id replaces this one.
  * @payload: the submitter's pointer, handed back untouched.
  * @submitted: when tdispatch_submit() accepted it (CLOCK_MONOTONIC).
- * @deadline: after this time it is dropped as expired, not processed;
- *	0 for none.
- * @not_before: it enters the pending set no earlier than this
- *	CLOCK_MONOTONIC time; 0 for at once.
  * @attempts: how many times a batch holding it was retried so far.
  * @max_attempts: its own limit (see tdispatch_submit_opts()), or 0 for the
  *	dispatcher's.
  *
  * Read these through the tdispatch_task_*() helpers; everything else in the
- * struct belongs to the dispatcher.
+ * struct belongs to the dispatcher.  A deadline and a not-before time are
+ * kept apart, with the tasks that have them (tdispatch_task_deadline(),
+ * tdispatch_task_not_before()), so that a task without either is 64 bytes.
  */
 struct tdispatch_task {
 	u64 id;
 	void *payload;
 	ktime_t submitted;
-	ktime_t deadline;
-	ktime_t not_before;
 	unsigned int attempts;
 	u16 max_attempts;
 	/* private: */
@@ -130,12 +126,9 @@ struct tdispatch_task {
 	union {
 		struct llist_node input;
 		struct list_head order;
-		struct rb_node tnode;
 		struct hlist_node tslot;
 	};
 	struct tdispatch_task *hnext;	/* the next in its bucket of the id hash */
-	struct td_watcher *watcher;	/* before it is due: its watch key */
-	void *periodic;		/* the periodic registration it runs, or NULL */
 };
 
 /**
@@ -258,6 +251,9 @@ static inline ktime_t tdispatch_task_submitted(const struct tdispatch_task *t)
 {
 	return t->submitted;
 }
+
+ktime_t tdispatch_task_deadline(const struct tdispatch_task *t);
+ktime_t tdispatch_task_not_before(const struct tdispatch_task *t);
 
 /**
  * struct tdispatch_ops - what a dispatcher calls back
