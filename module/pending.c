@@ -105,7 +105,7 @@ static struct tdispatch_task *td_ids_find(struct td_ids *h, u64 id, unsigned int
  * @p: the pending set
  *
  * Past two tasks a bucket on average, as many buckets as tasks (rounded up
- * to a power of two); below one task in eight buckets, as many again.
+ * to a power of two); below one task in four buckets, as many again.
  *
  * Return: log2 of the number of buckets wanted; the current one if the
  * hash is fine as it is.
@@ -114,7 +114,7 @@ unsigned int td_pending_ids_bits(struct td_pending *p)
 {
 	struct td_ids *h = &p->ids;
 
-	if (h->nr > 2U << h->bits || h->nr < (1U << h->bits) / 8)
+	if (h->nr > 2U << h->bits || h->nr < (1U << h->bits) / 4)
 		return clamp_t(unsigned int, order_base_2(h->nr), TD_IDS_MIN_BITS,
 			       TD_IDS_MAX_BITS);
 	return h->bits;

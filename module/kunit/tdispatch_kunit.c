@@ -445,7 +445,7 @@ static void td_test_ids_resize(struct kunit *test)
 			KUNIT_EXPECT_NOT_NULL(test, td_pending_lookup_delayed(&k->p, i));
 	}
 	td_check(k);
-	/* Loaded below one in eight: no change until then. */
+	/* Between one in four and two a bucket: no change. */
 	td_resize(k);
 	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 10));
 	td_pending_cancel_all(&k->p, &k->reap);

@@ -74,6 +74,8 @@ struct record {
 	unsigned long first_payload;
 	unsigned int first_attempts;
 	ktime_t submitted;
+	ktime_t not_before;
+	ktime_t deadline;
 	ktime_t start;
 	ktime_t end;
 	pid_t pid;
@@ -145,6 +147,8 @@ static enum tdispatch_result rec_process(struct tdispatch *d, struct tdispatch_b
 			.first_payload = (unsigned long)tdispatch_task_payload(b->tasks[0]),
 			.first_attempts = tdispatch_task_attempts(b->tasks[0]),
 			.submitted = tdispatch_task_submitted(b->tasks[0]),
+			.not_before = tdispatch_task_not_before(b->tasks[0]),
+			.deadline = tdispatch_task_deadline(b->tasks[0]),
 			.start = start,
 			.end = ktime_get(),
 			.pid = current->pid,

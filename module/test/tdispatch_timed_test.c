@@ -31,9 +31,13 @@ static const struct tdispatch_config time_cfg = {
 	.max_delayed = 1024,
 };
 
+/* Far enough not to expire in any test: what ->process() should see. */
+#define FAR_DEADLINE	KTIME_MAX
+
 static int submit_at(struct recorder *r, u64 id, unsigned long payload, ktime_t when)
 {
-	return tdispatch_submit_delayed(r->d, id, (void *)payload, when, 0, GFP_KERNEL);
+	return tdispatch_submit_delayed(r->d, id, (void *)payload, when, FAR_DEADLINE,
+					GFP_KERNEL);
 }
 
 /* The record of the batch that processed @id first, or NULL. */
@@ -80,6 +84,9 @@ static void test_delayed_task_runs_on_time(struct tcase *t)
 		T_EXPECT_EQ(t, submit(r, 100 + i, i), 0);
 		rec_wait_released(t, r, i + 1);
 		base[i] = ktime_to_ns(ktime_sub(r->rec[i].start, r->rec[i].submitted));
+		/* A task without either is 64 bytes; ->process() reads 0 for both. */
+		T_EXPECT_EQ(t, r->rec[i].not_before, 0);
+		T_EXPECT_EQ(t, r->rec[i].deadline, 0);
 	}
 	t0 = ktime_add_ns(ktime_get(), MS(30));
 	for (i = 0; i < ARRAY_SIZE(due); i++) {
@@ -94,6 +101,8 @@ static void test_delayed_task_runs_on_time(struct tcase *t)
 			return rec_finish(t, r, TDISPATCH_DISCARD);
 		late[i] = ktime_to_ns(ktime_sub(rec->start, due[i]));
 		T_EXPECT(t, late[i] >= 0);
+		T_EXPECT_EQ(t, rec->not_before, due[i]);
+		T_EXPECT_EQ(t, rec->deadline, FAR_DEADLINE);
 		max_late = max(max_late, late[i]);
 	}
 	t_log(t, "late: median %lld us, max %lld us; at once: median %lld us; tick %lu us",
