@@ -86,9 +86,13 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	d->cfg.name = d->name;
 	d->ops = ops;
 	d->priv = priv;
-	/* What the acceptor allocates as the tasks grow is charged as @d is. */
-	if ((gfp & __GFP_ACCOUNT) && current->mm)
-		d->memcg = get_mem_cgroup_from_mm(current->mm);
+	/*
+	 * What the acceptor allocates as the tasks grow is charged as @d is
+	 * (the char device's caller sets the active memcg).  The reference
+	 * keeps an offlined memcg around until @d goes.
+	 */
+	if (gfp & __GFP_ACCOUNT)
+		d->memcg = get_mem_cgroup_from_mm(NULL);
 	init_waitqueue_head(&d->idle_wait);
 	init_waitqueue_head(&d->filed_wait);
 	mutex_init(&d->lock);

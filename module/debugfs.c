@@ -49,12 +49,45 @@ static void td_show_stats(struct seq_file *m, const struct tdispatch_stats *st)
 		   st->rate, st->burst, st->throttled_ns, st->released);
 }
 
+static void td_show_delayed_task(struct seq_file *m, struct td_task_ext *x, ktime_t now)
+{
+	seq_printf(m, "delayed id %llu due_in_ms %lld%s\n", x->task.id,
+		   ktime_ms_delta(x->not_before, now),
+		   x->task.flags & TD_TASK_WATCHED ? " watching" : "");
+}
+
+/*
+ * The wheel's first tasks: the near window in firing order, then the
+ * slots level by level (each slot in no order), at most TD_DEBUG_SHOW.
+ */
+static void td_show_delayed(struct seq_file *m, struct td_pending *p, ktime_t now)
+{
+	struct td_wheel *w = &p->delayed;
+	unsigned int lvl, s, i = 0;
+	struct td_task_ext *x;
+	struct rb_node *n;
+
+	for (n = rb_first_cached(&w->near); n && i < TD_DEBUG_SHOW; n = rb_next(n), i++)
+		td_show_delayed_task(m, rb_entry(n, struct td_task_ext, tnode), now);
+	for (lvl = 0; lvl < TD_WHEEL_LEVELS && i < TD_DEBUG_SHOW; lvl++) {
+		for (s = 0; s < TD_WHEEL_SIZE && i < TD_DEBUG_SHOW; s++) {
+			hlist_for_each_entry(x, &w->slot[lvl][s], task.tslot) {
+				if (i == TD_DEBUG_SHOW)
+					break;
+				td_show_delayed_task(m, x, now);
+				i++;
+			}
+		}
+	}
+	seq_printf(m, "delayed shown %u of %u\n", i, p->nr_delayed);
+}
+
 /* Under d->lock: the shaper, the batches out, the heads of both lines. */
 static void td_show_locked(struct seq_file *m, struct tdispatch *d, ktime_t now)
 {
 	struct td_pending *p = &d->pending;
 	struct tdispatch_task *t;
-	unsigned int i, b;
+	unsigned int i;
 
 	seq_printf(m, "shaper holding %d hold_ns %llu throttled %d stopping %d\n",
 		   d->holding, td_shaper_holdoff(&d->shaper, now), !!d->throttled_since,
@@ -77,19 +110,7 @@ static void td_show_locked(struct seq_file *m, struct tdispatch *d, ktime_t now)
 			   t->state == TD_TASK_WAITING ? "waiting" : "free");
 	}
 	seq_printf(m, "pending shown %u of %u\n", i, p->nr_pending);
-	i = 0;
-	/* In hash order: the wheel keeps no order beyond its near window. */
-	for (b = 0; b < 1U << p->ids.bits && i < TD_DEBUG_SHOW; b++) {
-		for (t = p->ids.bucket[b]; t && i < TD_DEBUG_SHOW; t = t->hnext) {
-			if (t->state != TD_TASK_DELAYED)
-				continue;
-			i++;
-			seq_printf(m, "delayed id %llu due_in_ms %lld%s\n", t->id,
-				   ktime_ms_delta(td_task_not_before(t), now),
-				   t->flags & TD_TASK_WATCHED ? " watching" : "");
-		}
-	}
-	seq_printf(m, "delayed shown %u of %u\n", i, p->nr_delayed);
+	td_show_delayed(m, p, now);
 	seq_printf(m, "periodic %u\n", d->nr_periodic);
 }
 

@@ -176,8 +176,9 @@ static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, unsigned int r
 
 /*
  * The id hash follows the tasks held: buckets of 1 << @bits are allocated
- * outside the lock, charged as the dispatcher is, and filled under it.  A
- * failed allocation only leaves the chains longer.
+ * outside the lock, charged as the dispatcher is, filled under it, and the
+ * old ones freed outside it again.  A failed allocation only leaves the
+ * chains longer.
  */
 static void td_resize_ids(struct tdispatch *d, unsigned int bits)
 {
@@ -187,14 +188,15 @@ static void td_resize_ids(struct tdispatch *d, unsigned int bits)
 		struct mem_cgroup *old = set_active_memcg(d->memcg);
 
 		nb = kvcalloc(1U << bits, sizeof(*nb),
-			      GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN);
+			      GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 		set_active_memcg(old);
 		if (!nb)
 			return;
 	}
 	mutex_lock(&d->lock);
-	td_pending_ids_move(&d->pending, nb, bits);
+	nb = td_pending_ids_move(&d->pending, nb, bits);
 	mutex_unlock(&d->lock);
+	kvfree(nb);
 }
 
 int td_acceptor_fn(void *arg)

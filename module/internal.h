@@ -12,6 +12,7 @@
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
 #include <linux/sched.h>
+#include <linux/siphash.h>
 #include <linux/srcu.h>
 #include <linux/sizes.h>
 #include <linux/tdispatch.h>
@@ -126,9 +127,9 @@ enum td_item_state {
  * retries at the head.
  *
  * Tasks whose not_before time has not come wait in ->delayed, a timing
- * wheel (module/wheel.c) through ->tnode or ->tslot, which lets them in by
- * not_before time, equal times in arrival order.  They touch nothing in
- * the set proper until td_pending_promote().
+ * wheel (module/wheel.c) through td_task_ext's ->tnode or ->task.tslot,
+ * which lets them in by not_before time, equal times in arrival order.
+ * They touch nothing in the set proper until td_pending_promote().
  */
 #define TD_IDS_MIN_BITS		4
 #define TD_IDS_MAX_BITS		22
@@ -137,6 +138,7 @@ struct td_ids {
 	struct tdispatch_task **bucket;
 	unsigned int bits;
 	unsigned int nr;
+	hsiphash_key_t key;
 	struct tdispatch_task *first[1U << TD_IDS_MIN_BITS];	/* until it grows */
 };
 
@@ -164,7 +166,8 @@ struct td_pending {
 void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 		     unsigned int max_batch, u64 max_delay_ns);
 unsigned int td_pending_ids_bits(struct td_pending *p);
-void td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb, unsigned int bits);
+struct tdispatch_task **td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb,
+					    unsigned int bits);
 void td_pending_free(struct td_pending *p);
 void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 		    struct list_head *reap);

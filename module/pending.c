@@ -4,15 +4,15 @@
  * batch cutting, per-id exclusion and tasks delayed until a set time.
  *
  * Nothing here locks, allocates or reads a clock; the caller holds the
- * dispatcher's lock and passes the time.  It frees watch keys, and the id
- * hash's buckets when the caller gives it new ones.  A task that ends is moved to the caller's reap
- * list with its outcome in ->state, so that payloads are released after
- * the lock is dropped.
+ * dispatcher's lock and passes the time.  It frees watch keys.  A task
+ * that ends is moved to the caller's reap list with its outcome in
+ * ->state, so that payloads are released after the lock is dropped.
  */
-#include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/rbtree.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 
 #include "internal.h"
@@ -32,6 +32,7 @@ void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 	memset(p, 0, sizeof(*p));
 	p->ids.bucket = p->ids.first;
 	p->ids.bits = TD_IDS_MIN_BITS;
+	get_random_bytes(&p->ids.key, sizeof(p->ids.key));
 	p->watchers = RB_ROOT;
 	p->max_buffer = max_buffer;
 	p->max_batch = max_batch;
@@ -47,9 +48,10 @@ void td_pending_free(struct td_pending *p)
 		kvfree(p->ids.bucket);
 }
 
+/* Keyed: ids come from users, who must not be able to fill one bucket. */
 static struct tdispatch_task **td_ids_bucket(struct td_ids *h, u64 id)
 {
-	return &h->bucket[hash_64(id, h->bits)];
+	return &h->bucket[hsiphash_2u32(id, id >> 32, &h->key) & ((1U << h->bits) - 1)];
 }
 
 static void td_ids_link(struct td_ids *h, struct tdispatch_task *t)
@@ -61,20 +63,27 @@ static void td_ids_link(struct td_ids *h, struct tdispatch_task *t)
 	h->nr++;
 }
 
-/* The pointer that leads to @t, which is in @h. */
+/* The pointer that leads to @t, which must be in @h. */
 static struct tdispatch_task **td_ids_link_to(struct td_ids *h, struct tdispatch_task *t)
 {
 	struct tdispatch_task **pp = td_ids_bucket(h, t->id);
 
-	while (*pp != t)
+	while (*pp != t) {
+		if (WARN_ON_ONCE(!*pp))
+			return NULL;
 		pp = &(*pp)->hnext;
+	}
 	return pp;
 }
 
 static void td_ids_unlink(struct td_ids *h, struct tdispatch_task *t)
 {
-	*td_ids_link_to(h, t) = t->hnext;
-	h->nr--;
+	struct tdispatch_task **pp = td_ids_link_to(h, t);
+
+	if (pp) {
+		*pp = t->hnext;
+		h->nr--;
+	}
 }
 
 /* @t, of @old's id, takes @old's place in the hash. */
@@ -83,8 +92,10 @@ static void td_ids_replace(struct td_ids *h, struct tdispatch_task *old,
 {
 	struct tdispatch_task **pp = td_ids_link_to(h, old);
 
-	t->hnext = old->hnext;
-	*pp = t;
+	if (pp) {
+		t->hnext = old->hnext;
+		*pp = t;
+	}
 }
 
 /* The task of @id in one of the states in the mask @states. */
@@ -129,17 +140,21 @@ unsigned int td_pending_ids_bits(struct td_pending *p)
  *
  * Any size is correct, td_pending_ids_bits() says which is fast.  Each task
  * moves once, so the cost is constant per task over time, but paid at
- * once; the old buckets are freed.
+ * once, under the caller's lock.
+ *
+ * Return: the old buckets, for the caller to kvfree() once it has dropped
+ * its lock (NULL if they were the set's own).
  */
-void td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb, unsigned int bits)
+struct tdispatch_task **td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb,
+					    unsigned int bits)
 {
 	struct td_ids *h = &p->ids;
 	struct tdispatch_task **old = h->bucket, *t, *next;
 	unsigned int i, nr = 1U << h->bits;
 
 	if (!nb) {
-		if (old == h->first)
-			return;
+		if (WARN_ON_ONCE(bits != TD_IDS_MIN_BITS) || old == h->first)
+			return NULL;
 		/* Unused while the hash was bigger: stale. */
 		nb = h->first;
 		memset(nb, 0, sizeof(h->first));
@@ -155,8 +170,7 @@ void td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb, unsig
 			*b = t;
 		}
 	}
-	if (old != h->first)
-		kvfree(old);
+	return old == h->first ? NULL : old;
 }
 
 static void td_task_end(struct td_pending *p, struct tdispatch_task *t,
@@ -238,7 +252,7 @@ static void td_watch_drop(struct td_pending *p, struct tdispatch_task *t, bool l
 	t->flags &= ~TD_TASK_WATCHED;
 }
 
-/* Take a delayed task out of the wheel and the id tree, without ending it. */
+/* Take a delayed task out of the wheel and the id hash, without ending it. */
 static void td_delayed_unlink(struct td_pending *p, struct tdispatch_task *t)
 {
 	td_wheel_del(&p->delayed, td_ext(t));
@@ -321,8 +335,8 @@ static void td_pending_enter(struct td_pending *p, struct tdispatch_task *t,
 
 /*
  * @t waits for its not_before time.  It replaces a delayed task of its id
- * in the wheel and the id hash, under its own time, but leaves a pending or in-flight
- * task of its id alone until it is promoted.
+ * in the wheel and the id hash, under its own time, but leaves a pending
+ * or in-flight task of its id alone until it is promoted.
  */
 static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
 			     struct list_head *reap)

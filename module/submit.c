@@ -109,7 +109,9 @@ static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdisp
 /*
  * Submit @t, allocated by the caller with td_task_alloc(), or NULL if that
  * failed (counted as rejected here); with %TD_TASK_OWNED in @flags, @t is
- * the caller's own memory, which ->release() frees.  On failure @t is the
+ * the caller's own memory, which ->release() frees (and which must be a
+ * struct td_task_ext's, flagged %TD_TASK_EXT, for a deadline, a not-before
+ * time or a watch key).  On failure @t is the
  * caller's to free.  Callable from any context: it neither allocates nor
  * sleeps.
  */

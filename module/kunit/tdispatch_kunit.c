@@ -110,7 +110,7 @@ static struct tdispatch_task **td_delayed_tasks(struct td_kunit *k, unsigned int
 	return all;
 }
 
-/* The wheel and the id tree hold the same nr_delayed tasks. */
+/* The wheel and the id hash hold the same nr_delayed tasks. */
 static void td_check_delayed(struct td_kunit *k)
 {
 	struct td_pending *p = &k->p;
@@ -134,7 +134,7 @@ static void td_check_delayed(struct td_kunit *k)
 
 /*
  * drained == sum(outcomes) + nr_pending + nr_inflight + nr_delayed, and the
- * lists and trees agree.
+ * lists, the wheel and the id hash agree.
  */
 static void td_check(struct td_kunit *k)
 {
@@ -156,7 +156,16 @@ static void td_check(struct td_kunit *k)
 	list_for_each_entry(t, &p->order, order) {
 		KUNIT_EXPECT_GE(k->test, t->state, TD_TASK_PENDING);
 		KUNIT_EXPECT_LE(k->test, t->state, TD_TASK_WAITING);
-		waiting += t->state == TD_TASK_WAITING;
+		/* Found by its id; a waiting one only behind an in-flight one. */
+		if (t->state == TD_TASK_WAITING) {
+			struct tdispatch_task *cur = td_pending_lookup(p, t->id);
+
+			KUNIT_EXPECT_PTR_EQ(k->test, td_pending_waiter(p, t->id), t);
+			KUNIT_EXPECT_TRUE(k->test, cur && cur->state == TD_TASK_INFLIGHT);
+			waiting++;
+		} else {
+			KUNIT_EXPECT_PTR_EQ(k->test, td_pending_lookup(p, t->id), t);
+		}
 		nr++;
 	}
 	KUNIT_EXPECT_EQ(k->test, nr, p->nr_pending);
@@ -422,37 +431,56 @@ static void td_resize(struct td_kunit *k)
 		nb = kvcalloc(1U << bits, sizeof(*nb), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(k->test, nb);
 	}
-	td_pending_ids_move(&k->p, nb, bits);
+	kvfree(td_pending_ids_move(&k->p, nb, bits));
 }
 
-/* The id hash grows past two tasks a bucket and shrinks back when they go. */
+/*
+ * The id hash grows past two tasks a bucket and shrinks back when they go,
+ * with tasks in every state: pending, in flight, waiting and delayed.
+ */
 static void td_test_ids_resize(struct kunit *test)
 {
 	struct td_kunit *k = td_setup(test, 1024, 4);
+	struct tdispatch_task *w;
 	unsigned int i, nr = 600;
+	struct td_batch b;
 
 	for (i = 1; i <= nr; i++)
 		td_add(k, i, 100);
+	td_cut(k, &b, 100, TD_IDS(1, 2, 3, 4));
+	w = td_add(k, 2, 100);
 	for (i = 1; i <= 10; i++)
 		td_add_later(k, i, 1000, 100);
 	KUNIT_EXPECT_EQ(test, k->p.ids.bits, TD_IDS_MIN_BITS);
 	td_resize(k);
-	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 10));
-	KUNIT_EXPECT_PTR_NE(test, k->p.ids.bucket, k->p.ids.first);
+	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 11));
+	KUNIT_EXPECT_PTR_NE(test, k->p.ids.bucket, &k->p.ids.first[0]);
 	for (i = 1; i <= nr; i++) {
 		KUNIT_EXPECT_NOT_NULL(test, td_pending_lookup(&k->p, i));
 		if (i <= 10)
 			KUNIT_EXPECT_NOT_NULL(test, td_pending_lookup_delayed(&k->p, i));
 	}
+	KUNIT_EXPECT_PTR_EQ(test, td_pending_waiter(&k->p, 2), w);
 	td_check(k);
 	/* Between one in four and two a bucket: no change. */
 	td_resize(k);
-	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 10));
+	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 11));
+	/* Below one in four: a smaller allocated array. */
+	for (i = 100; i <= nr; i++)
+		td_cancel(k, i);
+	td_resize(k);
+	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(99 + 11));
+	KUNIT_EXPECT_PTR_NE(test, k->p.ids.bucket, &k->p.ids.first[0]);
+	td_check(k);
+	/* The in-flight batch ends: its waiter moves up, in the new buckets. */
+	td_complete(k, &b, TDISPATCH_DONE);
+	td_expect_lookup(k, 2, w);
+	KUNIT_EXPECT_EQ(test, w->state, TD_TASK_PENDING);
 	td_pending_cancel_all(&k->p, &k->reap);
 	td_check(k);
 	td_resize(k);
 	KUNIT_EXPECT_EQ(test, k->p.ids.bits, TD_IDS_MIN_BITS);
-	KUNIT_EXPECT_PTR_EQ(test, k->p.ids.bucket, k->p.ids.first);
+	KUNIT_EXPECT_PTR_EQ(test, k->p.ids.bucket, &k->p.ids.first[0]);
 	td_add(k, 7, 200);
 	td_expect_lookup(k, 7, list_first_entry(&k->p.order, struct tdispatch_task, order));
 	td_pending_free(&k->p);

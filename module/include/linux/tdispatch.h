@@ -9,7 +9,7 @@
  *
  * Task ids are u64 because the things drivers key work by (a device or
  * inode number, a peer's address, a hash, a pointer) fit in one, compare
- * in one instruction in the pending set's rbtree, and carry no lifetime:
+ * in one instruction in the pending set's id hash, and carry no lifetime:
  * the dispatcher never has to pin or copy a key.
  */
 #ifndef _LINUX_TDISPATCH_H
@@ -21,7 +21,6 @@
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/llist.h>
-#include <linux/rbtree_types.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
@@ -31,7 +30,6 @@
 #define TDISPATCH_MAX_DELAY_NS	(30ULL * NSEC_PER_SEC)
 
 struct tdispatch;
-struct td_watcher;
 
 /**
  * enum tdispatch_result - how ->process() ended a batch
