@@ -10,7 +10,7 @@
  */
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
-#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
@@ -214,7 +214,7 @@ int td_acceptor_fn(void *arg)
 		now = ktime_get();
 		td_drain_input(d, now, &reap);
 		td_pending_promote(&d->pending, now, &reap);
-		bits = td_pending_ids_bits(&d->pending);
+		bits = td_pending_ids_bits(&d->pending, d->pending.ids.nr);
 		resize = bits != d->pending.ids.bits;
 		next = min(td_supervise(d, now, &reap),
 			   td_pending_next_delayed(&d->pending));

@@ -165,7 +165,7 @@ struct td_pending {
 
 void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 		     unsigned int max_batch, u64 max_delay_ns);
-unsigned int td_pending_ids_bits(struct td_pending *p);
+unsigned int td_pending_ids_bits(struct td_pending *p, unsigned int nr);
 struct tdispatch_task **td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb,
 					    unsigned int bits);
 void td_pending_free(struct td_pending *p);

@@ -114,6 +114,7 @@ static struct tdispatch_task *td_ids_find(struct td_ids *h, u64 id, unsigned int
 /**
  * td_pending_ids_bits() - the size the id hash should have
  * @p: the pending set
+ * @nr: for how many tasks
  *
  * Past two tasks a bucket on average, as many buckets as tasks (rounded up
  * to a power of two); below one task in four buckets, as many again.
@@ -121,12 +122,12 @@ static struct tdispatch_task *td_ids_find(struct td_ids *h, u64 id, unsigned int
  * Return: log2 of the number of buckets wanted; the current one if the
  * hash is fine as it is.
  */
-unsigned int td_pending_ids_bits(struct td_pending *p)
+unsigned int td_pending_ids_bits(struct td_pending *p, unsigned int nr)
 {
 	struct td_ids *h = &p->ids;
 
-	if (h->nr > 2U << h->bits || h->nr < (1U << h->bits) / 4)
-		return clamp_t(unsigned int, order_base_2(h->nr), TD_IDS_MIN_BITS,
+	if (nr > 2U << h->bits || nr < (1U << h->bits) / 4)
+		return clamp_t(unsigned int, order_base_2(nr), TD_IDS_MIN_BITS,
 			       TD_IDS_MAX_BITS);
 	return h->bits;
 }

@@ -422,7 +422,7 @@ static void td_test_add_keeps_order(struct kunit *test)
 /* As the acceptor resizes the id hash. */
 static void td_resize(struct td_kunit *k)
 {
-	unsigned int bits = td_pending_ids_bits(&k->p);
+	unsigned int bits = td_pending_ids_bits(&k->p, k->p.ids.nr);
 	struct tdispatch_task **nb = NULL;
 
 	if (bits == k->p.ids.bits)
