@@ -139,6 +139,8 @@ struct td_ids {
 	unsigned int bits;
 	unsigned int nr;
 	hsiphash_key_t key;
+	u64 last_id;			/* td_ids_bucket()'s last, and its hash */
+	u32 last_hash;
 	struct tdispatch_task *first[1U << TD_IDS_MIN_BITS];	/* until it grows */
 };
 

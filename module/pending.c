@@ -33,6 +33,7 @@ void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 	p->ids.bucket = p->ids.first;
 	p->ids.bits = TD_IDS_MIN_BITS;
 	get_random_bytes(&p->ids.key, sizeof(p->ids.key));
+	p->ids.last_hash = hsiphash_2u32(0, 0, &p->ids.key);
 	p->watchers = RB_ROOT;
 	p->max_buffer = max_buffer;
 	p->max_batch = max_batch;
@@ -48,10 +49,18 @@ void td_pending_free(struct td_pending *p)
 		kvfree(p->ids.bucket);
 }
 
-/* Keyed: ids come from users, who must not be able to fill one bucket. */
+/*
+ * Keyed: ids come from users, who must not be able to fill one bucket.
+ * One step on an id looks it up and links or unlinks it, so the last
+ * id's hash is kept (it does not depend on the size).
+ */
 static struct tdispatch_task **td_ids_bucket(struct td_ids *h, u64 id)
 {
-	return &h->bucket[hsiphash_2u32(id, id >> 32, &h->key) & ((1U << h->bits) - 1)];
+	if (id != h->last_id) {
+		h->last_id = id;
+		h->last_hash = hsiphash_2u32(id, id >> 32, &h->key);
+	}
+	return &h->bucket[h->last_hash & ((1U << h->bits) - 1)];
 }
 
 static void td_ids_link(struct td_ids *h, struct tdispatch_task *t)
