@@ -86,20 +86,18 @@ void td_throttle_end(struct tdispatch *d, ktime_t now)
 }
 
 /*
- * Cut batches while a worker is free, the shaper and the rate limit allow
- * and a batch is due.  Return when the acceptor must look again by time
- * alone.
+ * Cut the next batch into @slot, which is free, if one is due and the
+ * shaper and the rate limit let it go now.  Return true if it was cut;
+ * otherwise set @next to when the acceptor must look again by time alone.
  */
-static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
-				   struct list_head *reap)
+static bool td_cut_batch(struct tdispatch *d, struct td_slot *slot, ktime_t now,
+			 struct list_head *reap, ktime_t *next)
 {
 	struct td_pending *p = &d->pending;
 
 	lockdep_assert_held(&d->lock);
-	/* With no worker free, the next batch ends a batch, not a timer. */
-	while (!d->stopping && d->free_slots) {
+	while (!d->stopping) {
 		u64 hold = td_shaper_holdoff(&d->shaper, now);
-		struct td_slot *slot;
 		unsigned int allow;
 		ktime_t when;
 		bool due;
@@ -113,14 +111,15 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 				trace_tdispatch_holdoff(d, hold);
 			}
 			/* A batch falling due meanwhile is held off too: look then. */
-			if (due)
-				return ktime_add_ns(now, hold);
-			return min_t(ktime_t, ktime_add_ns(now, hold), when);
+			*next = due ? ktime_add_ns(now, hold) :
+				      min_t(ktime_t, ktime_add_ns(now, hold), when);
+			return false;
 		}
 		d->holding = false;
 		if (!due) {
 			td_throttle_end(d, now);
-			return when;
+			*next = when;
+			return false;
 		}
 		/* Destroy's flush does not wait for tokens; others wait for a batch's. */
 		allow = p->flush ? p->max_batch :
@@ -129,10 +128,10 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 		if (!allow) {
 			if (!d->throttled_since)
 				d->throttled_since = now;
-			return when;
+			*next = when;
+			return false;
 		}
 		td_throttle_end(d, now);
-		slot = &d->slots[__ffs64(d->free_slots)];
 		slot->batch.nr = td_pending_cut(p, now, allow, slot->batch.tasks, reap);
 		td_bucket_take(&d->bucket, slot->batch.nr);
 		if (!slot->batch.nr)
@@ -141,6 +140,27 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 		d->free_slots &= ~BIT_ULL(slot - d->slots);
 		d->batches++;
 		trace_tdispatch_batch_start(d, &slot->batch);
+		return true;
+	}
+	*next = KTIME_MAX;
+	return false;
+}
+
+/*
+ * Cut batches into the free slots and queue them.  Return when the
+ * acceptor must look again by time alone.
+ */
+static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
+				   struct list_head *reap)
+{
+	ktime_t next;
+
+	/* With no worker free, the next batch ends a batch, not a timer. */
+	while (d->free_slots) {
+		struct td_slot *slot = &d->slots[__ffs64(d->free_slots)];
+
+		if (!td_cut_batch(d, slot, now, reap, &next))
+			return next;
 		queue_work(d->wq, &slot->work);
 	}
 	return KTIME_MAX;
@@ -354,14 +374,19 @@ static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int re
 			td_item_requeued(d, b->tasks[i]);
 }
 
-void td_batch_work(struct work_struct *work)
+/*
+ * Process the batch in @slot and file it.  Return true if the next batch
+ * was cut into @slot at once, which the worker goes on with (while
+ * @again): no wake-up of the acceptor, no queueing, while batches are due
+ * back to back.
+ */
+static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 {
-	struct td_slot *slot = container_of(work, struct td_slot, work);
 	struct tdispatch_batch *b = &slot->batch;
-	struct tdispatch *d = slot->d;
 	enum tdispatch_result res;
 	LIST_HEAD(reap);
-	bool bad = false;
+	bool bad = false, more;
+	ktime_t next;
 
 	slot->redeliver = false;
 	b->marked = false;
@@ -386,6 +411,8 @@ void td_batch_work(struct work_struct *work)
 	td_file_batch(d, b, res, &reap);
 	b->nr = 0;
 	d->free_slots |= BIT_ULL(slot - d->slots);
+	/* The acceptor drains the input; what it has let in may go on now. */
+	more = again && td_cut_batch(d, slot, ktime_get(), &reap, &next);
 	mutex_unlock(&d->lock);
 
 	td_reap(d, &reap);
@@ -393,5 +420,19 @@ void td_batch_work(struct work_struct *work)
 	smp_store_release(&slot->filed, slot->filed + 1);
 	if (wq_has_sleeper(&d->filed_wait))
 		wake_up_all(&d->filed_wait);
-	td_kick(d);
+	if (!more)
+		td_kick(d);
+	return more;
+}
+
+/* Batches one work item runs back to back before it lets the acceptor queue the next. */
+#define TD_BATCHES_PER_WORK	16
+
+void td_batch_work(struct work_struct *work)
+{
+	struct td_slot *slot = container_of(work, struct td_slot, work);
+	unsigned int n = 1;
+
+	while (td_run_batch(slot->d, slot, n++ < TD_BATCHES_PER_WORK))
+		cond_resched();
 }

@@ -402,7 +402,8 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 	}
 	/* Due at once: nothing to watch for. */
 	td_watch_drop(p, t, false);
-	old = td_pending_lookup_delayed(p, t->id);
+	/* Most sets hold no delayed task: no walk of the chain for one. */
+	old = p->nr_delayed ? td_pending_lookup_delayed(p, t->id) : NULL;
 	if (old) {
 		td_delayed_unlink(p, old);
 		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);

@@ -54,6 +54,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/tdispatch.h>
+#include <linux/tick.h>
 #include <linux/utsname.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
@@ -80,6 +81,14 @@ MODULE_PARM_DESC(sample_every, "stamp every Nth submission for latency (default 
 static unsigned int delay_us = 100;
 module_param(delay_us, uint, 0444);
 MODULE_PARM_DESC(delay_us, "tdispatch max_delay in microseconds (default 100)");
+
+static unsigned int workers = 2;
+module_param(workers, uint, 0444);
+MODULE_PARM_DESC(workers, "tdispatch workers, batches in flight at once (default 2)");
+
+static char *only;
+module_param(only, charp, 0444);
+MODULE_PARM_DESC(only, "run only the variant of this name (default: all)");
 
 #define BATCH		64U
 #define DRAIN_TIMEOUT	(300 * HZ)
@@ -178,7 +187,7 @@ static int td_setup(struct variant *v)
 		.max_buffer = wl->cold ? SZ_1M : max(ids, BATCH),
 		.max_batch = BATCH,
 		.max_delay_ns = (u64)delay_us * NSEC_PER_USEC,
-		.workers = 2,
+		.workers = workers,
 		.max_input = clamp_t(unsigned int, max_tasks, 1, SZ_1M),
 		.flags = v->flags,
 	};
@@ -464,6 +473,7 @@ struct producer {
 	unsigned int index;
 	u64 rng;
 	u64 cost_ns;		/* summed around the submit calls */
+	u64 cpu_ns;		/* the thread's own CPU time, once done */
 	unsigned int rejected;
 };
 
@@ -520,6 +530,8 @@ static int producer_fn(void *arg)
 		schedule();
 	}
 	__set_current_state(TASK_RUNNING);
+	/* Brought up to date when it slept above. */
+	p->cpu_ns = current->se.sum_exec_runtime;
 	return 0;
 }
 
@@ -527,6 +539,8 @@ static int producer_fn(void *arg)
 
 struct result {
 	u64 submitted, rejected, cost_ns, run_ns;
+	u64 prod_cpu_ns, busy_ns;	/* busy_ns: U64_MAX if idle time is unknown */
+	unsigned int idle_pm;		/* per mille of the CPUs' time */
 	u64 processed, batches, p50, p99;
 	unsigned int nlat, bytes, producers;
 };
@@ -538,7 +552,22 @@ static unsigned int nr_producers(void)
 	return wl->one ? 1 : num_online_cpus();
 }
 
-static int run_producers(struct variant *v, struct producer *prods, u64 *start)
+/* Every online CPU's idle time in ns, or U64_MAX where it is not kept. */
+static u64 idle_ns(void)
+{
+	u64 sum = 0, us;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		us = get_cpu_idle_time_us(cpu, NULL);
+		if (us == (u64)-1)
+			return U64_MAX;
+		sum += us * NSEC_PER_USEC;
+	}
+	return sum;
+}
+
+static int run_producers(struct variant *v, struct producer *prods, u64 *start, u64 *idle)
 {
 	unsigned int cpu, np = 0, nr = nr_producers(), share;
 	int ret = 0;
@@ -571,6 +600,7 @@ static int run_producers(struct variant *v, struct producer *prods, u64 *start)
 
 		for (i = 0; i < np; i++)
 			wake_up_process(prods[i].task);
+		*idle = idle_ns();
 		*start = ktime_get_ns();
 		complete_all(&go);
 		wait_for_completion(&producers_done);
@@ -584,7 +614,7 @@ static int run_producers(struct variant *v, struct producer *prods, u64 *start)
 static void run_variant(struct variant *v, struct producer *prods, struct result *r)
 {
 	unsigned int i, nr = nr_producers();
-	u64 start = 0, t;
+	u64 start = 0, t, idle0, idle1;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -601,7 +631,7 @@ static void run_variant(struct variant *v, struct producer *prods, struct result
 		goto out;
 	}
 	r->bytes = v->bytes;
-	ret = run_producers(v, prods, &start);
+	ret = run_producers(v, prods, &start, &idle0);
 	if (ret) {
 		fail("%s %s: producers: %d", v->name, wl->name, ret);
 		goto out;
@@ -610,6 +640,7 @@ static void run_variant(struct variant *v, struct producer *prods, struct result
 	for (i = 0; i < nr; i++) {
 		r->cost_ns += prods[i].cost_ns;
 		r->rejected += prods[i].rejected;
+		r->prod_cpu_ns += prods[i].cpu_ns;
 	}
 	r->submitted = max_tasks - r->rejected;
 	ret = v->drain();
@@ -617,6 +648,13 @@ static void run_variant(struct variant *v, struct producer *prods, struct result
 		fail("%s %s: drain: %d", v->name, wl->name, ret);
 	/* From the first submission to the last task processed. */
 	r->run_ns = max(READ_ONCE(last_processed), t) - start;
+	/* Busy CPU time up to the end of the drain, which polls gently. */
+	idle1 = idle_ns();
+	t = ktime_get_ns() - start;
+	r->busy_ns = idle0 == U64_MAX || idle1 == U64_MAX || idle1 - idle0 > t * num_online_cpus() ?
+		     U64_MAX : t * num_online_cpus() - (idle1 - idle0);
+	if (r->busy_ns != U64_MAX)
+		r->idle_pm = 1000 - div64_u64(r->busy_ns * 1000, t * num_online_cpus());
 	r->processed = atomic64_read(&processed);
 	r->batches = atomic64_read(&batches);
 	r->nlat = min_t(unsigned int, atomic_read(&lat_n), lat_max);
@@ -729,7 +767,19 @@ out:
 /* ---- output ----------------------------------------------------------------- */
 
 /* The figures of a run, as the table and the BENCH lines give them. */
-enum { F_SUBMIT_NS, F_TASKS_S, F_COALESCE, F_P50, F_P99, NR_F };
+enum {
+	F_SUBMIT_NS, F_TASKS_S, F_COALESCE, F_P50, F_P99, NR_F,
+	/* Where the CPU time went, in a table of its own. */
+	F_PROD_CPU = NR_F, F_REST_CPU, F_IDLE, F_BATCH, NR_F_ALL
+};
+
+/* CPU time not spent in the producers, per task; 0 if unknown. */
+static u64 rest_cpu(const struct result *r)
+{
+	if (r->busy_ns == U64_MAX || r->busy_ns < r->prod_cpu_ns)
+		return 0;
+	return div64_u64((r->busy_ns - r->prod_cpu_ns) * 10, max_t(u64, r->submitted, 1));
+}
 
 static u64 figure(const struct result *r, unsigned int f)
 {
@@ -742,8 +792,16 @@ static u64 figure(const struct result *r, unsigned int f)
 		return div64_u64(r->submitted * 100, max_t(u64, r->processed, 1));
 	case F_P50:		/* tenths of us */
 		return div_u64(r->p50, 100);
-	default:
+	case F_P99:
 		return div_u64(r->p99, 100);
+	case F_PROD_CPU:	/* tenths of ns per task */
+		return div64_u64(r->prod_cpu_ns * 10, max_t(u64, r->submitted, 1));
+	case F_REST_CPU:
+		return rest_cpu(r);
+	case F_IDLE:		/* tenths of a percent of the CPUs' time */
+		return r->idle_pm;
+	default:		/* tenths of a task per batch */
+		return div64_u64(r->processed * 10, max_t(u64, r->batches, 1));
 	}
 }
 
@@ -773,7 +831,7 @@ static void print_fixed(u64 x, unsigned int scale)
 		seq_buf_printf(&out, "%llu.%02llu", x / 100, x % 100);
 }
 
-static const unsigned int scales[NR_F] = { 10, 1, 100, 10, 10 };
+static const unsigned int scales[NR_F_ALL] = { 10, 1, 100, 10, 10, 10, 10, 10, 10 };
 
 static void print_spread(unsigned int w, unsigned int v, unsigned int f)
 {
@@ -796,6 +854,12 @@ static void print_ratio(const char *what, u64 x, u64 y, char end)
 	seq_buf_printf(&out, " %s %llu.%03llux%c", what, r / 1000, r % 1000, end);
 }
 
+/* Whether @v ran in workload @w: not, if left out with only=. */
+static bool ran(unsigned int w, unsigned int v)
+{
+	return results[w][v][0].producers;
+}
+
 static void print_ratios(unsigned int w, unsigned int vi, unsigned int base)
 {
 	static const char * const names[NR_F] = {
@@ -803,6 +867,8 @@ static void print_ratios(unsigned int w, unsigned int vi, unsigned int base)
 	};
 	unsigned int f;
 
+	if (!ran(w, vi) || !ran(w, base))
+		return;
 	seq_buf_printf(&out, "# ratio %s/%s, %s, %u producer(s), medians:",
 		       variants[vi].name, variants[base].name, workloads[w].name,
 		       results[w][vi][0].producers);
@@ -820,6 +886,8 @@ static void print_tables(void)
 	seq_buf_printf(&out, "|---|---|---|---|---|---|---|---|---|\n");
 	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
 		for (v = 0; v < NR_V; v++) {
+			if (!ran(w, v))
+				continue;
 			seq_buf_printf(&out, "| %s | %u | %s |", workloads[w].name,
 				       results[w][v][0].producers, variants[v].name);
 			for (f = 0; f < NR_F; f++)
@@ -831,6 +899,23 @@ static void print_tables(void)
 		       min(reps, MAX_REPS));
 	seq_buf_printf(&out, "tasks/s: accepted tasks from the first submit to the last ");
 	seq_buf_printf(&out, "processed; coalescing: submitted / processed\n");
+	seq_buf_printf(&out, "| workload | producers | variant | producers' CPU ns/task | ");
+	seq_buf_printf(&out, "other CPU ns/task | idle %% | tasks/batch |\n");
+	seq_buf_printf(&out, "|---|---|---|---|---|---|---|\n");
+	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
+		for (v = 0; v < NR_V; v++) {
+			if (!ran(w, v))
+				continue;
+			seq_buf_printf(&out, "| %s | %u | %s |", workloads[w].name,
+				       results[w][v][0].producers, variants[v].name);
+			for (f = F_PROD_CPU; f < NR_F_ALL; f++)
+				print_spread(w, v, f);
+			seq_buf_printf(&out, "\n");
+		}
+	}
+	seq_buf_printf(&out, "# CPU time per accepted task: the producer threads' own, and the ");
+	seq_buf_printf(&out, "rest of the CPUs' busy time (the engine's or the baseline's ");
+	seq_buf_printf(&out, "threads, interrupts); idle: of the CPUs' time over the run\n");
 	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
 		print_ratios(w, V_TDI, V_SH);
 		print_ratios(w, V_TDI, V_QW);
@@ -840,6 +925,8 @@ static void print_tables(void)
 	}
 	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
 		for (v = 0; v < NR_V; v++) {
+			if (!ran(w, v))
+				continue;
 			seq_buf_printf(&out, "BENCH engine %s %s producers=%u submit_ns=",
 				       variants[v].name, workloads[w].name,
 				       results[w][v][0].producers);
@@ -881,7 +968,8 @@ static int bench_run(void)
 		for (w = 0; w < ARRAY_SIZE(workloads); w++) {
 			wl = &workloads[w];
 			for (v = 0; v < NR_V; v++)
-				run_variant(&variants[v], prods, &results[w][v][rep]);
+				if (!only || !strcmp(only, variants[v].name))
+					run_variant(&variants[v], prods, &results[w][v][rep]);
 			seq_buf_printf(&out, "# round %u %s: tdispatch accepted %llu done %llu ",
 				       rep, wl->name, td_stats.accepted, td_stats.done);
 			seq_buf_printf(&out, "overridden %llu wakeups %llu\n",
