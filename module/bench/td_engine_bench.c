@@ -90,6 +90,10 @@ static char *only;
 module_param(only, charp, 0444);
 MODULE_PARM_DESC(only, "run only the variant of this name (default: all)");
 
+static unsigned int wls = 7;
+module_param(wls, uint, 0444);
+MODULE_PARM_DESC(wls, "workloads to run, a mask: 1 hot, 2 cold, 4 hot with one producer (default 7)");
+
 #define BATCH		64U
 #define DRAIN_TIMEOUT	(300 * HZ)
 #define MAX_REPS	15U
@@ -469,7 +473,6 @@ enum { V_TD, V_TDI, V_TDN, V_QW, V_SH, NR_V };
 struct producer {
 	struct task_struct *task;
 	struct variant *v;
-	unsigned int n;
 	unsigned int index;
 	u64 rng;
 	u64 cost_ns;		/* summed around the submit calls */
@@ -480,6 +483,28 @@ struct producer {
 static DECLARE_COMPLETION(go);
 static DECLARE_COMPLETION(producers_done);
 static atomic_t producers_left;
+static atomic_t unclaimed;	/* tasks no producer has taken yet */
+
+/* Tasks a producer takes at a time. */
+#define CLAIM		64
+
+/*
+ * Producers take their tasks CLAIM at a time, not a fixed share each: one
+ * whose CPU is shared with the engine's threads (or the baseline's worker)
+ * would otherwise finish last while the other CPUs idle, and the end of
+ * the run would no longer have a producer on every CPU.
+ */
+static unsigned int claim_tasks(void)
+{
+	int left = atomic_read(&unclaimed), n;
+
+	do {
+		n = min_t(int, left, CLAIM);
+		if (n <= 0)
+			return 0;
+	} while (!atomic_try_cmpxchg(&unclaimed, &left, left - n));
+	return n;
+}
 
 static u32 rng_below(u64 *state, u32 ceil)
 {
@@ -489,37 +514,43 @@ static u32 rng_below(u64 *state, u32 ceil)
 	return ((*state * 0x2545f4914f6cdd1dULL) >> 32) * ceil >> 32;
 }
 
+/* The @i-th submission of producer @p. */
+static void submit_one(struct producer *p, unsigned int i)
+{
+	bool sample = !(i % sample_every), sampled = false;
+	u64 id, stamp = 0, t;
+	int err;
+
+	if (wl->cold) {
+		id = (u64)p->index << 40 | i;
+		if (sample)
+			stamp = ktime_get_ns();
+	} else {
+		id = rng_below(&p->rng, ids);
+		if (sample)
+			sampled = !cmpxchg(&stamps[id], 0, ktime_get_ns());
+	}
+	t = ktime_get_ns();
+	err = p->v->submit(id, stamp, sampled);
+	p->cost_ns += ktime_get_ns() - t;
+	if (err) {
+		p->rejected++;
+		if (sampled)
+			WRITE_ONCE(stamps[id], 0);
+	}
+	if (!(i & 255))
+		cond_resched();
+}
+
 static int producer_fn(void *arg)
 {
 	struct producer *p = arg;
-	unsigned int i;
+	unsigned int i = 0, n;
 
 	wait_for_completion(&go);
-	for (i = 0; i < p->n; i++) {
-		bool sample = !(i % sample_every), sampled = false;
-		u64 id, stamp = 0, t;
-		int err;
-
-		if (wl->cold) {
-			id = (u64)p->index << 40 | i;
-			if (sample)
-				stamp = ktime_get_ns();
-		} else {
-			id = rng_below(&p->rng, ids);
-			if (sample)
-				sampled = !cmpxchg(&stamps[id], 0, ktime_get_ns());
-		}
-		t = ktime_get_ns();
-		err = p->v->submit(id, stamp, sampled);
-		p->cost_ns += ktime_get_ns() - t;
-		if (err) {
-			p->rejected++;
-			if (sampled)
-				WRITE_ONCE(stamps[id], 0);
-		}
-		if (!(i & 255))
-			cond_resched();
-	}
+	while ((n = claim_tasks()))
+		for (n += i; i < n; i++)
+			submit_one(p, i);
 	if (atomic_dec_and_test(&producers_left))
 		complete(&producers_done);
 	/* Wait for kthread_stop(), so that the module outlives this thread. */
@@ -569,10 +600,10 @@ static u64 idle_ns(void)
 
 static int run_producers(struct variant *v, struct producer *prods, u64 *start, u64 *idle)
 {
-	unsigned int cpu, np = 0, nr = nr_producers(), share;
+	unsigned int cpu, np = 0, nr = nr_producers();
 	int ret = 0;
 
-	share = max_tasks / nr;
+	atomic_set(&unclaimed, max_tasks);
 	reinit_completion(&go);
 	reinit_completion(&producers_done);
 	for_each_online_cpu(cpu) {
@@ -584,7 +615,6 @@ static int run_producers(struct variant *v, struct producer *prods, u64 *start, 
 		memset(p, 0, sizeof(*p));
 		p->v = v;
 		p->index = np;
-		p->n = share + (np ? 0 : max_tasks - share * nr);
 		p->rng = (u64)get_random_u32() << 32 | get_random_u32() | 1;
 		t = kthread_create_on_cpu(producer_fn, p, cpu, "td_eb_prod/%u");
 		if (IS_ERR(t)) {
@@ -966,6 +996,8 @@ static int bench_run(void)
 	bench_pieces();
 	for (rep = 0; rep < min(reps, MAX_REPS); rep++) {
 		for (w = 0; w < ARRAY_SIZE(workloads); w++) {
+			if (!(wls & BIT(w)))
+				continue;
 			wl = &workloads[w];
 			for (v = 0; v < NR_V; v++)
 				if (!only || !strcmp(only, variants[v].name))
