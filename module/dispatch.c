@@ -323,11 +323,10 @@ static int td_task_result(const struct tdispatch_batch *b, unsigned int i, int r
  * its tasks were given.
  */
 static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int res,
-			  struct list_head *reap)
+			  ktime_t now, struct list_head *reap)
 {
 	struct td_pending *p = &d->pending;
 	bool congestion = false, transient = false;
-	ktime_t now = ktime_get();
 	unsigned int i, nr = 0;
 
 	lockdep_assert_held(&d->lock);
@@ -386,7 +385,7 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 	enum tdispatch_result res;
 	LIST_HEAD(reap);
 	bool bad = false, more;
-	ktime_t next;
+	ktime_t now, next;
 
 	slot->redeliver = false;
 	b->marked = false;
@@ -402,17 +401,18 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 	}
 
 	mutex_lock(&d->lock);
+	now = ktime_get();
 	d->bad_results += bad;
 	trace_tdispatch_batch_end(d, b, res);
 	if (res != TD_RESULT_REDELIVER)
 		d->results[res]++;
 	else if (!d->stopping)
 		d->redelivered++;
-	td_file_batch(d, b, res, &reap);
+	td_file_batch(d, b, res, now, &reap);
 	b->nr = 0;
 	d->free_slots |= BIT_ULL(slot - d->slots);
 	/* The acceptor drains the input; what it has let in may go on now. */
-	more = again && td_cut_batch(d, slot, ktime_get(), &reap, &next);
+	more = again && td_cut_batch(d, slot, now, &reap, &next);
 	mutex_unlock(&d->lock);
 
 	td_reap(d, &reap);

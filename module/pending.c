@@ -219,6 +219,9 @@ struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id)
  */
 struct tdispatch_task *td_pending_waiter(struct td_pending *p, u64 id)
 {
+	/* Most ids have none: no walk of the chain to find out. */
+	if (!p->nr_waiting)
+		return NULL;
 	return td_ids_find(&p->ids, id, TD_IN(TD_TASK_WAITING));
 }
 
