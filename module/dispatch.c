@@ -197,19 +197,25 @@ static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, unsigned int r
 /*
  * The id hash follows the tasks held: buckets of 1 << @bits are allocated
  * outside the lock, charged as the dispatcher is, filled under it, and the
- * old ones freed outside it again.  A failed allocation only leaves the
- * chains longer.
+ * old ones freed outside it again (or, growing at once for a burst, all
+ * under it).  A failed allocation only leaves the chains longer.
  */
+static struct tdispatch_task **td_ids_alloc(struct tdispatch *d, unsigned int bits, gfp_t gfp)
+{
+	struct mem_cgroup *old = set_active_memcg(d->memcg);
+	struct tdispatch_task **nb;
+
+	nb = kvcalloc(1U << bits, sizeof(*nb), gfp | __GFP_ACCOUNT | __GFP_NOWARN);
+	set_active_memcg(old);
+	return nb;
+}
+
 static void td_resize_ids(struct tdispatch *d, unsigned int bits)
 {
 	struct tdispatch_task **nb = NULL;
 
 	if (bits > TD_IDS_MIN_BITS) {
-		struct mem_cgroup *old = set_active_memcg(d->memcg);
-
-		nb = kvcalloc(1U << bits, sizeof(*nb),
-			      GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
-		set_active_memcg(old);
+		nb = td_ids_alloc(d, bits, GFP_KERNEL | __GFP_RETRY_MAYFAIL);
 		if (!nb)
 			return;
 	}
@@ -217,6 +223,25 @@ static void td_resize_ids(struct tdispatch *d, unsigned int bits)
 	nb = td_pending_ids_move(&d->pending, nb, bits);
 	mutex_unlock(&d->lock);
 	kvfree(nb);
+}
+
+/*
+ * @nr more tasks are coming, enough to load the id hash past four a bucket
+ * (a burst of up to max_input from a CPU, between two of the acceptor's
+ * resizes): grow it now, under the lock, without sleeping or reclaiming.
+ */
+void td_grow_ids_now(struct tdispatch *d, unsigned int nr)
+{
+	struct td_pending *p = &d->pending;
+	unsigned int bits = td_pending_ids_bits(p, p->ids.nr + nr);
+	struct tdispatch_task **nb;
+
+	lockdep_assert_held(&d->lock);
+	if (bits <= p->ids.bits + 2)
+		return;
+	nb = td_ids_alloc(d, bits, GFP_NOWAIT);
+	if (nb)
+		kvfree(td_pending_ids_move(p, nb, bits));
 }
 
 int td_acceptor_fn(void *arg)

@@ -362,6 +362,7 @@ static inline void td_kick(struct tdispatch *d)
 }
 
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
+void td_grow_ids_now(struct tdispatch *d, unsigned int nr);
 bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
 void td_reap(struct tdispatch *d, struct list_head *reap);

@@ -8,7 +8,6 @@
 #include <linux/export.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
-#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 
@@ -404,28 +403,6 @@ void td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
 			return;
 		}
 	} while (!atomic_try_cmpxchg(&it->state, &old, TD_ITEM_IDLE));
-}
-
-/*
- * @nr more tasks are coming, enough to load the id hash past four a bucket
- * (a burst of up to max_input from a CPU, between two of the acceptor's
- * resizes): grow it now, under the lock, without sleeping or reclaiming.
- * Failing only leaves the chains longer.
- */
-static void td_grow_ids_now(struct tdispatch *d, unsigned int nr)
-{
-	struct td_pending *p = &d->pending;
-	unsigned int bits = td_pending_ids_bits(p, p->ids.nr + nr);
-	struct tdispatch_task **nb;
-	struct mem_cgroup *old;
-
-	if (bits <= p->ids.bits + 2 || (sizeof(*nb) << bits) > KMALLOC_MAX_SIZE)
-		return;
-	old = set_active_memcg(d->memcg);
-	nb = kcalloc(1U << bits, sizeof(*nb), GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN);
-	set_active_memcg(old);
-	if (nb)
-		kvfree(td_pending_ids_move(p, nb, bits));
 }
 
 /* Move every CPU's input into the pending set, in each CPU's arrival order. */
