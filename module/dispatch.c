@@ -244,6 +244,27 @@ void td_grow_ids_now(struct tdispatch *d, unsigned int nr)
 		kvfree(td_pending_ids_move(p, nb, bits));
 }
 
+/*
+ * Before a drain, grow the id hash for the input that waits, with the
+ * allocation outside the lock, so that the drain does not walk chains
+ * that stay long until the resize after it.  Read without the lock, the
+ * sizes are a guess: any size is correct, and that resize mends a bad one.
+ */
+static void td_presize_ids(struct tdispatch *d)
+{
+	struct td_pending *p = &d->pending;
+	unsigned int bits;
+	u64 nr;
+
+	/* Racy reads of the hash's size, a guess as said above. */
+	nr = (u64)data_race(p->ids.nr) + td_input_backlog(d);
+	/* Racy too: the size the guess asks for, against the current one. */
+	bits = data_race(td_pending_ids_bits(p, min_t(u64, nr, UINT_MAX)));
+	/* Racy: another drainer may grow it at once meanwhile, as said above. */
+	if (bits > data_race(p->ids.bits))
+		td_resize_ids(d, bits);
+}
+
 int td_acceptor_fn(void *arg)
 {
 	struct tdispatch *d = arg;
@@ -255,6 +276,7 @@ int td_acceptor_fn(void *arg)
 		LIST_HEAD(reap);
 
 		WRITE_ONCE(d->kick, false);
+		td_presize_ids(d);
 		mutex_lock(&d->lock);
 		now = ktime_get();
 		td_drain_input(d, now, &reap);

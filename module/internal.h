@@ -269,6 +269,8 @@ struct td_input {
 	unsigned long wakeups;		/* empty -> non-empty transitions */
 	unsigned long items;		/* item submissions accepted */
 	unsigned long items_merged;	/* of those, found the item waiting */
+	unsigned long items_pushed;	/* items put on ->list */
+	unsigned long items_drained;	/* taken off it */
 } ____cacheline_aligned_in_smp;
 
 /* One batch a worker may hold; there are cfg.workers of them. */
@@ -363,6 +365,7 @@ static inline void td_kick(struct tdispatch *d)
 
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
 void td_grow_ids_now(struct tdispatch *d, unsigned int nr);
+unsigned int td_input_backlog(struct tdispatch *d);
 bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
 void td_reap(struct tdispatch *d, struct list_head *reap);

@@ -99,6 +99,9 @@ static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdisp
 	bool first = llist_add(&t->input, &in->list);
 	unsigned int room = READ_ONCE(d->wake_room);
 
+	if (!counted)
+		this_cpu_inc(d->input->items_pushed);
+
 	if (room ? counted && this_cpu_read(d->input->added) - READ_ONCE(in->drained) == room :
 		   first) {
 		this_cpu_inc(d->input->wakeups);
@@ -405,6 +408,27 @@ void td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
 	} while (!atomic_try_cmpxchg(&it->state, &old, TD_ITEM_IDLE));
 }
 
+/* About how many tasks and items wait on @in: read without the lock, a hint. */
+static unsigned int td_input_backlog_cpu(struct td_input *in)
+{
+	long tasks = READ_ONCE(in->added) - READ_ONCE(in->drained);
+	long items = READ_ONCE(in->items_pushed) - READ_ONCE(in->items_drained);
+
+	return min_t(unsigned long, max(tasks, 0L) + max(items, 0L), UINT_MAX);
+}
+
+/* About how many tasks and items wait in the input lists, for the id hash. */
+unsigned int td_input_backlog(struct tdispatch *d)
+{
+	unsigned int n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n = min_t(u64, (u64)n + td_input_backlog_cpu(per_cpu_ptr(d->input, cpu)),
+			  UINT_MAX);
+	return n;
+}
+
 /* Move every CPU's input into the pending set, in each CPU's arrival order. */
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 {
@@ -415,12 +439,11 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 		struct td_input *in = per_cpu_ptr(d->input, cpu);
 		struct tdispatch_task *t, *next;
 		struct llist_node *first;
-		int n = 0, delayed = 0;
+		int n = 0, items = 0, delayed = 0;
 
 		if (llist_empty(&in->list))
 			continue;
-		/* About how many wait: items are not counted in ->added. */
-		td_grow_ids_now(d, READ_ONCE(in->added) - in->drained);
+		td_grow_ids_now(d, td_input_backlog_cpu(in));
 		first = llist_del_all(&in->list);
 		if (!first)
 			continue;
@@ -430,13 +453,14 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 			if (t->flags & TD_TASK_ITEM) {
 				/* Stamped here: an item's submit reads no clock. */
 				t->submitted = now;
-				n--;
+				items++;
 			}
 			td_pending_add(&d->pending, t, now, reap);
 			n++;
 		}
 		/* Pairs with the submitters' READ_ONCE() against max_input. */
-		WRITE_ONCE(in->drained, in->drained + n);
+		WRITE_ONCE(in->drained, in->drained + n - items);
+		WRITE_ONCE(in->items_drained, in->items_drained + items);
 		d->delayed_drained += delayed;
 	}
 }
