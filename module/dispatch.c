@@ -226,6 +226,16 @@ static void td_resize_ids(struct tdispatch *d, unsigned int bits)
 }
 
 /*
+ * The size the id hash wants once @incoming more tasks are drained.  A
+ * backlog may be many tasks of a few ids, which coalesce; the set holds
+ * at most max_buffer pending tasks however many come, so no more count.
+ */
+static unsigned int td_ids_bits_for(struct td_pending *p, unsigned int incoming)
+{
+	return td_pending_ids_bits(p, p->ids.nr + min(incoming, p->max_buffer));
+}
+
+/*
  * @nr more tasks are coming, enough to load the id hash past four a bucket
  * (a burst of up to max_input from a CPU, between two of the acceptor's
  * resizes): grow it now, under the lock, without sleeping or reclaiming.
@@ -233,7 +243,7 @@ static void td_resize_ids(struct tdispatch *d, unsigned int bits)
 void td_grow_ids_now(struct tdispatch *d, unsigned int nr)
 {
 	struct td_pending *p = &d->pending;
-	unsigned int bits = td_pending_ids_bits(p, p->ids.nr + nr);
+	unsigned int bits = td_ids_bits_for(p, nr);
 	struct tdispatch_task **nb;
 
 	lockdep_assert_held(&d->lock);
@@ -253,13 +263,9 @@ void td_grow_ids_now(struct tdispatch *d, unsigned int nr)
 static void td_presize_ids(struct tdispatch *d)
 {
 	struct td_pending *p = &d->pending;
-	unsigned int bits;
-	u64 nr;
+	/* Racy reads of the hash's size and the bound, a guess as said above. */
+	unsigned int bits = data_race(td_ids_bits_for(p, td_input_backlog(d)));
 
-	/* Racy reads of the hash's size, a guess as said above. */
-	nr = (u64)data_race(p->ids.nr) + td_input_backlog(d);
-	/* Racy too: the size the guess asks for, against the current one. */
-	bits = data_race(td_pending_ids_bits(p, min_t(u64, nr, UINT_MAX)));
 	/* Racy: another drainer may grow it at once meanwhile, as said above. */
 	if (bits > data_race(p->ids.bits))
 		td_resize_ids(d, bits);

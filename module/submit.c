@@ -420,13 +420,12 @@ static unsigned int td_input_backlog_cpu(struct td_input *in)
 /* About how many tasks and items wait in the input lists, for the id hash. */
 unsigned int td_input_backlog(struct tdispatch *d)
 {
-	unsigned int n = 0;
+	u64 n = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		n = min_t(u64, (u64)n + td_input_backlog_cpu(per_cpu_ptr(d->input, cpu)),
-			  UINT_MAX);
-	return n;
+		n += td_input_backlog_cpu(per_cpu_ptr(d->input, cpu));
+	return min_t(u64, n, UINT_MAX);
 }
 
 /* Move every CPU's input into the pending set, in each CPU's arrival order. */
