@@ -711,6 +711,13 @@ out:
 
 static DEFINE_PER_CPU(unsigned long, piece_counter);
 
+/*
+ * What the two clock reads around each submit add to its time, with
+ * nothing between them, in tenths of ns: taken off the submit cost, so
+ * that the ratios compare the submits and not the clock.
+ */
+static u64 bracket_tenths;
+
 static u64 piece_ns(u64 t0)
 {
 	return div_u64((ktime_get_ns() - t0) * 10, PIECE_N);	/* tenths of ns */
@@ -749,6 +756,14 @@ static void bench_pieces(void)
 	for (i = 0; i < PIECE_N; i++)
 		ktime_get();
 	print_piece("clock read (ktime_get)", piece_ns(t0));
+	bracket_tenths = 0;
+	for (i = 0; i < PIECE_N; i++) {
+		u64 t = ktime_get_ns();
+
+		bracket_tenths += ktime_get_ns() - t;
+	}
+	bracket_tenths = div_u64(bracket_tenths * 10, PIECE_N);
+	print_piece("timing bracket around a submit (taken off submit ns/task)", bracket_tenths);
 	t0 = ktime_get_ns();
 	for (i = 0; i < PIECE_N; i++) {
 		preempt_disable();
@@ -813,9 +828,12 @@ static u64 rest_cpu(const struct result *r)
 
 static u64 figure(const struct result *r, unsigned int f)
 {
+	u64 x;
+
 	switch (f) {
-	case F_SUBMIT_NS:	/* tenths of ns */
-		return div64_u64(r->cost_ns * 10, max_t(u64, r->submitted, 1));
+	case F_SUBMIT_NS:	/* tenths of ns, net of the bracket */
+		x = div64_u64(r->cost_ns * 10, max_t(u64, r->submitted, 1));
+		return x > bracket_tenths ? x - bracket_tenths : 0;
 	case F_TASKS_S:
 		return div64_u64(r->submitted * NSEC_PER_SEC, max_t(u64, r->run_ns, 1));
 	case F_COALESCE:	/* hundredths */
@@ -839,6 +857,13 @@ struct spread {
 	u64 med, min, max;
 };
 
+/* The median, min and max of the @n values of @x, which it sorts. */
+static struct spread spread_sort(u64 *x, unsigned int n)
+{
+	sort(x, n, sizeof(x[0]), cmp_u64, NULL);
+	return (struct spread) { .med = x[n / 2], .min = x[0], .max = x[n - 1] };
+}
+
 static struct spread spread_of(unsigned int w, unsigned int v, unsigned int f)
 {
 	u64 x[MAX_REPS];
@@ -846,8 +871,20 @@ static struct spread spread_of(unsigned int w, unsigned int v, unsigned int f)
 
 	for (i = 0; i < n; i++)
 		x[i] = figure(&results[w][v][i], f);
-	sort(x, n, sizeof(x[0]), cmp_u64, NULL);
-	return (struct spread) { .med = x[n / 2], .min = x[0], .max = x[n - 1] };
+	return spread_sort(x, n);
+}
+
+/* Figure @f of @v over that of @base, round by round, in thousandths. */
+static struct spread ratio_spread(unsigned int w, unsigned int v, unsigned int base,
+				  unsigned int f)
+{
+	u64 x[MAX_REPS];
+	unsigned int i, n = min(reps, MAX_REPS);
+
+	for (i = 0; i < n; i++)
+		x[i] = div64_u64(figure(&results[w][v][i], f) * 1000,
+				 max_t(u64, figure(&results[w][base][i], f), 1));
+	return spread_sort(x, n);
 }
 
 /* @scale: 1, 10 or 100, the figure's fixed point. */
@@ -905,6 +942,20 @@ static void print_ratios(unsigned int w, unsigned int vi, unsigned int base)
 	for (f = 0; f < NR_F; f++)
 		print_ratio(names[f], spread_of(w, vi, f).med, spread_of(w, base, f).med,
 			    f == NR_F - 1 ? '\n' : ',');
+	/*
+	 * The host's speed can change within a run: a round's two variants
+	 * ran seconds apart, so the ratio within each round is the steadier.
+	 */
+	seq_buf_printf(&out, "# ratio %s/%s, %s, %u producer(s), per round, median (min-max):",
+		       variants[vi].name, variants[base].name, workloads[w].name,
+		       results[w][vi][0].producers);
+	for (f = 0; f < NR_F; f++) {
+		struct spread sp = ratio_spread(w, vi, base, f);
+
+		seq_buf_printf(&out, " %s %llu.%03llux (%llu.%03llu-%llu.%03llu)%c", names[f],
+			       sp.med / 1000, sp.med % 1000, sp.min / 1000, sp.min % 1000,
+			       sp.max / 1000, sp.max % 1000, f == NR_F - 1 ? '\n' : ',');
+	}
 }
 
 static void print_tables(void)
@@ -928,7 +979,9 @@ static void print_tables(void)
 	seq_buf_printf(&out, "# each cell: median (min-max) of %u interleaved rounds; ",
 		       min(reps, MAX_REPS));
 	seq_buf_printf(&out, "tasks/s: accepted tasks from the first submit to the last ");
-	seq_buf_printf(&out, "processed; coalescing: submitted / processed\n");
+	seq_buf_printf(&out, "processed; coalescing: submitted / processed; submit ns: net of ");
+	seq_buf_printf(&out, "the timing bracket's %llu.%llu ns\n", bracket_tenths / 10,
+		       bracket_tenths % 10);
 	seq_buf_printf(&out, "| workload | producers | variant | producers' CPU ns/task | ");
 	seq_buf_printf(&out, "other CPU ns/task | idle %% | tasks/batch |\n");
 	seq_buf_printf(&out, "|---|---|---|---|---|---|---|\n");
