@@ -194,83 +194,6 @@ static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, unsigned int r
 	__set_current_state(TASK_RUNNING);
 }
 
-/*
- * The id hash follows the tasks held: buckets of 1 << @bits are allocated
- * outside the lock, charged as the dispatcher is, filled under it, and the
- * old ones freed outside it again (or, growing at once for a burst, all
- * under it).  A failed allocation only leaves the chains longer.
- */
-static struct tdispatch_task **td_ids_alloc(struct tdispatch *d, unsigned int bits, gfp_t gfp)
-{
-	struct mem_cgroup *old = set_active_memcg(d->memcg);
-	struct tdispatch_task **nb;
-
-	nb = kvcalloc(1U << bits, sizeof(*nb), gfp | __GFP_ACCOUNT | __GFP_NOWARN);
-	set_active_memcg(old);
-	return nb;
-}
-
-static void td_resize_ids(struct tdispatch *d, unsigned int bits)
-{
-	struct tdispatch_task **nb = NULL;
-
-	if (bits > TD_IDS_MIN_BITS) {
-		nb = td_ids_alloc(d, bits, GFP_KERNEL | __GFP_RETRY_MAYFAIL);
-		if (!nb)
-			return;
-	}
-	mutex_lock(&d->lock);
-	nb = td_pending_ids_move(&d->pending, nb, bits);
-	mutex_unlock(&d->lock);
-	kvfree(nb);
-}
-
-/*
- * The size the id hash wants once @incoming more tasks are drained.  A
- * backlog may be many tasks of a few ids, which coalesce; the set holds
- * at most max_buffer pending tasks however many come, so no more count.
- */
-static unsigned int td_ids_bits_for(struct td_pending *p, unsigned int incoming)
-{
-	return td_pending_ids_bits(p, p->ids.nr + min(incoming, p->max_buffer));
-}
-
-/*
- * @nr more tasks are coming, enough to load the id hash past four a bucket
- * (a burst of up to max_input from a CPU, between two of the acceptor's
- * resizes): grow it now, under the lock, without sleeping or reclaiming.
- */
-void td_grow_ids_now(struct tdispatch *d, unsigned int nr)
-{
-	struct td_pending *p = &d->pending;
-	unsigned int bits = td_ids_bits_for(p, nr);
-	struct tdispatch_task **nb;
-
-	lockdep_assert_held(&d->lock);
-	if (bits <= p->ids.bits + 2)
-		return;
-	nb = td_ids_alloc(d, bits, GFP_NOWAIT);
-	if (nb)
-		kvfree(td_pending_ids_move(p, nb, bits));
-}
-
-/*
- * Before a drain, grow the id hash for the input that waits, with the
- * allocation outside the lock, so that the drain does not walk chains
- * that stay long until the resize after it.  Read without the lock, the
- * sizes are a guess: any size is correct, and that resize mends a bad one.
- */
-static void td_presize_ids(struct tdispatch *d)
-{
-	struct td_pending *p = &d->pending;
-	/* Racy reads of the hash's size and the bound, a guess as said above. */
-	unsigned int bits = data_race(td_ids_bits_for(p, td_input_backlog(d)));
-
-	/* Racy: another drainer may grow it at once meanwhile, as said above. */
-	if (bits > data_race(p->ids.bits))
-		td_resize_ids(d, bits);
-}
-
 int td_acceptor_fn(void *arg)
 {
 	struct tdispatch *d = arg;
@@ -298,9 +221,11 @@ int td_acceptor_fn(void *arg)
 		/*
 		 * New input can wait while we wake by ourselves within its
 		 * max_delay (and a millisecond at most), unless it makes a batch
-		 * due first; with every worker busy (a batch that ends kicks
-		 * us), it is still drained that soon, for coalescing and the
-		 * bound.  Flushing for destroy, nothing waits.
+		 * due first or nears max_input; with every worker busy (a
+		 * worker that ends a batch cuts the next itself, and kicks us
+		 * only when it cut none), it is still drained that soon, for
+		 * coalescing and the bound.  Flushing for destroy, nothing
+		 * waits.
 		 */
 		if (!d->pending.flush && d->cfg.max_delay_ns) {
 			ktime_t within = ktime_add_ns(now, min(d->cfg.max_delay_ns, TD_GATHER_NS));
@@ -308,11 +233,9 @@ int td_acceptor_fn(void *arg)
 			/* Throttled, as with no worker free: input can gather. */
 			if (!d->free_slots || d->throttled_since) {
 				next = min(next, within);
-				room = d->cfg.max_batch;
+				room = td_pending_gather_room(&d->pending, d->cfg.max_input, true);
 			} else if (ktime_before(next, within)) {
-				room = d->cfg.max_batch -
-				       min(d->pending.nr_pending - d->pending.nr_waiting,
-					   d->cfg.max_batch - 1);
+				room = td_pending_gather_room(&d->pending, d->cfg.max_input, false);
 			}
 		}
 		td_delayed_sync(d);

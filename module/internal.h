@@ -174,6 +174,7 @@ void td_pending_free(struct td_pending *p);
 void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 		    struct list_head *reap);
 bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when);
+unsigned int td_pending_gather_room(struct td_pending *p, unsigned int max_input, bool busy);
 unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 			    struct tdispatch_task **batch, struct list_head *reap);
 void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
@@ -364,8 +365,21 @@ static inline void td_kick(struct tdispatch *d)
 }
 
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
+
+/* About how many tasks and items wait on @in: read without the lock, a hint. */
+static inline unsigned int td_input_backlog_cpu(struct td_input *in)
+{
+	long tasks = READ_ONCE(in->added) - READ_ONCE(in->drained);
+	long items = READ_ONCE(in->items_pushed) - READ_ONCE(in->items_drained);
+
+	return min_t(unsigned long, max(tasks, 0L) + max(items, 0L), UINT_MAX);
+}
+
+/* ids.c: the size of the id hash. */
 void td_grow_ids_now(struct tdispatch *d, unsigned int nr);
-unsigned int td_input_backlog(struct tdispatch *d);
+void td_presize_ids(struct tdispatch *d);
+void td_resize_ids(struct tdispatch *d, unsigned int bits);
+
 bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
 void td_reap(struct tdispatch *d, struct list_head *reap);

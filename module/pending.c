@@ -495,6 +495,28 @@ bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when)
 }
 
 /**
+ * td_pending_gather_room() - how much input may gather unseen
+ * @p: the pending set
+ * @max_input: the bound on a CPU's undrained tasks
+ * @busy: no batch can be cut now (every worker busy, or throttled)
+ *
+ * While the acceptor waits for a time of its own, a producer wakes it only
+ * when its CPU's undrained tasks reach this many.  Busy, a whole batch may
+ * gather; otherwise only what makes the next batch due by count.  Never
+ * more than @max_input, where the producer would be refused instead.
+ *
+ * Return: the number of undrained tasks on a CPU that wakes the acceptor.
+ */
+unsigned int td_pending_gather_room(struct td_pending *p, unsigned int max_input, bool busy)
+{
+	unsigned int ready = p->nr_pending - p->nr_waiting;
+	unsigned int room = busy ? p->max_batch :
+				   p->max_batch - min(ready, p->max_batch - 1);
+
+	return min(room, max_input);
+}
+
+/**
  * td_pending_cut() - take the next batch from the head of the line
  * @p: the pending set
  * @now: the current time

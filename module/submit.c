@@ -408,26 +408,6 @@ void td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
 	} while (!atomic_try_cmpxchg(&it->state, &old, TD_ITEM_IDLE));
 }
 
-/* About how many tasks and items wait on @in: read without the lock, a hint. */
-static unsigned int td_input_backlog_cpu(struct td_input *in)
-{
-	long tasks = READ_ONCE(in->added) - READ_ONCE(in->drained);
-	long items = READ_ONCE(in->items_pushed) - READ_ONCE(in->items_drained);
-
-	return min_t(unsigned long, max(tasks, 0L) + max(items, 0L), UINT_MAX);
-}
-
-/* About how many tasks and items wait in the input lists, for the id hash. */
-unsigned int td_input_backlog(struct tdispatch *d)
-{
-	u64 n = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		n += td_input_backlog_cpu(per_cpu_ptr(d->input, cpu));
-	return min_t(u64, n, UINT_MAX);
-}
-
 /* Move every CPU's input into the pending set, in each CPU's arrival order. */
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 {

@@ -752,6 +752,36 @@ static void td_test_due_when_full(struct kunit *test)
 	td_expect_due(k, 400, true, 0);
 }
 
+/*
+ * Input that may gather before a producer wakes the acceptor: never past
+ * max_input, where the producer would be refused with the acceptor still
+ * asleep (workers that chain batches no longer kick it at each batch end).
+ */
+static void td_test_gather_room(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 16, 8);
+	struct td_batch b;
+
+	/* Busy: a whole batch. */
+	KUNIT_EXPECT_EQ(test, td_pending_gather_room(&k->p, 1024, true), 8);
+	KUNIT_EXPECT_EQ(test, td_pending_gather_room(&k->p, 4, true), 4);
+	/* A worker free: what makes the next batch due by count. */
+	td_add_ids(k, 1, 3, 100);
+	KUNIT_EXPECT_EQ(test, td_pending_gather_room(&k->p, 1024, false), 5);
+	KUNIT_EXPECT_EQ(test, td_pending_gather_room(&k->p, 2, false), 2);
+	/* A task that waits behind an in-flight one is not ready. */
+	td_cut(k, &b, 100, TD_IDS(1, 2, 3));
+	td_add(k, 1, 200);
+	KUNIT_EXPECT_EQ(test, td_pending_gather_room(&k->p, 1024, false), 8);
+	/* A batch ready already: the first task wakes it. */
+	td_add_ids(k, 10, 17, 300);
+	KUNIT_EXPECT_EQ(test, td_pending_gather_room(&k->p, 1024, false), 1);
+	KUNIT_EXPECT_EQ(test, td_pending_gather_room(&k->p, 1024, true), 8);
+	td_complete(k, &b, TDISPATCH_DONE);
+	td_pending_cancel_all(&k->p, &k->reap);
+	td_check(k);
+}
+
 static void td_test_cut_max_batch(struct kunit *test)
 {
 	const u64 *cuts[] = { TD_IDS(1, 2, 3), TD_IDS(4, 5, 6), TD_IDS(7), TD_NONE };
@@ -1770,6 +1800,7 @@ static struct kunit_case td_batch_cases[] = {
 	KUNIT_CASE(td_test_due_after_max_delay),
 	KUNIT_CASE(td_test_due_when_full),
 	KUNIT_CASE(td_test_due_when_flushing),
+	KUNIT_CASE(td_test_gather_room),
 	KUNIT_CASE(td_test_cut_max_batch),
 	KUNIT_CASE(td_test_single_item),
 	{}
