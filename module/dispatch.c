@@ -199,18 +199,20 @@ int td_acceptor_fn(void *arg)
 	struct tdispatch *d = arg;
 
 	while (!kthread_should_stop()) {
-		unsigned int room = 0, bits;
+		unsigned int room = 0, bits, want;
 		bool idle, resize;
 		ktime_t now, next;
 		LIST_HEAD(reap);
 
 		WRITE_ONCE(d->kick, false);
-		td_presize_ids(d);
+		want = td_presize_ids(d);
 		mutex_lock(&d->lock);
 		now = ktime_get();
 		td_drain_input(d, now, &reap);
 		td_pending_promote(&d->pending, now, &reap);
 		bits = td_pending_ids_bits(&d->pending, d->pending.ids.nr);
+		/* Not below what the backlog asked for: it may be there again. */
+		bits = max(bits, min(want, d->pending.ids.bits));
 		resize = bits != d->pending.ids.bits;
 		next = min(td_supervise(d, now, &reap),
 			   td_pending_next_delayed(&d->pending));

@@ -86,8 +86,10 @@ void td_grow_ids_now(struct tdispatch *d, unsigned int nr)
  * allocation outside the lock, so that the drain does not walk chains
  * that stay long until the resize after it.  Read without the lock, the
  * sizes are a guess: any size is correct, and that resize mends a bad one.
+ * Return the size wanted, below which that resize must not shrink the
+ * hash: a backlog of a few ids would have it grown again at each pass.
  */
-void td_presize_ids(struct tdispatch *d)
+unsigned int td_presize_ids(struct tdispatch *d)
 {
 	struct td_pending *p = &d->pending;
 	/* Racy reads of the hash's size and the bound, a guess as said above. */
@@ -96,4 +98,5 @@ void td_presize_ids(struct tdispatch *d)
 	/* Racy: another drainer may grow it at once meanwhile, as said above. */
 	if (bits > data_race(p->ids.bits))
 		td_resize_ids(d, bits);
+	return bits;
 }

@@ -377,7 +377,7 @@ static inline unsigned int td_input_backlog_cpu(struct td_input *in)
 
 /* ids.c: the size of the id hash. */
 void td_grow_ids_now(struct tdispatch *d, unsigned int nr);
-void td_presize_ids(struct tdispatch *d);
+unsigned int td_presize_ids(struct tdispatch *d);
 void td_resize_ids(struct tdispatch *d, unsigned int bits);
 
 bool td_input_empty(struct tdispatch *d);
