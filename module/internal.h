@@ -397,8 +397,23 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 			    const struct tdispatch_ops *ops, void *priv, gfp_t gfp);
 struct tdispatch_task *td_task_alloc(gfp_t gfp, bool ext);
 void td_task_free(struct tdispatch_task *t);
+/*
+ * What the tasks of one SUBMIT vector share: a clock reading (0 until the
+ * first reads it) and a wake-up of @wake's acceptor owed since the last
+ * td_vec_flush(), which comes every TD_VEC_FLUSH tasks.  The acceptor
+ * wakes once for them, not on and off as they arrive.
+ */
+struct td_vec {
+	ktime_t now;
+	struct tdispatch *wake;
+};
+
+#define TD_VEC_FLUSH		32
+
 int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
-		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags);
+		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags,
+		   struct td_vec *v);
+void td_vec_flush(struct td_vec *v);
 void td_stop_batches(struct tdispatch *d);
 void td_batch_redeliver(struct tdispatch_batch *b);
 unsigned long td_batch_filed(struct tdispatch_batch *b);
@@ -483,7 +498,8 @@ struct td_file {
 int td_copy_in(void *karg, size_t ksize, const void __user *uarg, size_t ver0);
 int td_copy_out(void __user *uarg, const void *karg, size_t ksize);
 int td_submit_vector(void __user *uarg,
-		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags),
+		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags,
+				       struct td_vec *v),
 		     void *ctx);
 ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags);
 int td_copy_id(void __user *uarg, u64 *id);

@@ -86,11 +86,17 @@ ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags)
 	return ktime_add_ns(ktime_get(), min_t(u64, ut->not_before_ns, KTIME_MAX / 2));
 }
 
-/* SUBMIT: a status per task; tasks before a bad element stay accepted. */
+/*
+ * SUBMIT: a status per task; tasks before a bad element stay accepted.  A
+ * fault on the caller's vector holds back the acceptor's wake-up for the
+ * tasks before it, the caller's own, for as long as the fault lasts.
+ */
 int td_submit_vector(void __user *uarg,
-		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags),
+		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags,
+				       struct td_vec *v),
 		     void *ctx)
 {
+	struct td_vec v = { };
 	struct tdispatch_submit s;
 	u8 __user *next;
 	u32 i, stride;
@@ -116,20 +122,27 @@ int td_submit_vector(void __user *uarg,
 
 		ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
 		if (ret)
-			return ret;
+			goto out;
 		/*
 		 * A watch without room for its key would watch key 0: refused
 		 * (EINVAL, counted) as an unknown flag is.
 		 */
 		if ((ut.flags & TDISPATCH_UTASK_WATCH) && stride < TDISPATCH_UTASK_SIZE_VER2)
 			ut.flags = ~0U;
-		ut.status = submit_one(ctx, &ut, s.flags);
+		ut.status = submit_one(ctx, &ut, s.flags, &v);
+		if (i % TD_VEC_FLUSH == TD_VEC_FLUSH - 1)
+			td_vec_flush(&v);
 		if (put_user(ut.status, (s32 __user *)(next +
-				offsetof(struct tdispatch_utask, status))))
-			return -EFAULT;
+				offsetof(struct tdispatch_utask, status)))) {
+			ret = -EFAULT;
+			goto out;
+		}
 		s.accepted += !ut.status;
 	}
-	return td_copy_out(uarg, &s, sizeof(s));
+	ret = td_copy_out(uarg, &s, sizeof(s));
+out:
+	td_vec_flush(&v);
+	return ret;
 }
 
 /* The argument of the calls that name one id: CANCEL, RELEASE, RELEASE_KEY, PERIODIC_DEL. */

@@ -340,7 +340,8 @@ fail:
 	return ret;
 }
 
-static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
+static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags,
+			       struct td_vec *v)
 {
 	struct td_attach *a = ctx;
 	struct td_pub *pub = a->pub;
@@ -399,7 +400,11 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 		    (!o.max_attempts || o.max_attempts > d->cfg.max_attempts))
 			o.max_attempts = d->cfg.max_attempts;
 
-		ret = td_submit_task(d, t, kt.id, payload, &o, w, 0);
+		/*
+		 * Not @v: the dispatcher may be withdrawn between two tasks,
+		 * and a wake-up owed across them would outlive it.
+		 */
+		ret = td_submit_task(d, t, kt.id, payload, &o, w, 0, NULL);
 		if (ret)
 			pub->acc.user_free(d, payload);
 	}

@@ -91,22 +91,49 @@ EXPORT_SYMBOL_GPL(tdispatch_task_not_before);
  * if it must look.  llist_add() is a full barrier: either the acceptor,
  * which clears ->wake_room before it looks at the lists, sees the task,
  * or we see ->wake_room clear and wake it.  @counted: @t is counted in
- * ->added, which gives this CPU's undrained tasks.
+ * ->added, which gives this CPU's undrained tasks.  With @v, a wake-up is
+ * owed to td_vec_flush() instead, unless this CPU's input is full: the
+ * next task would be refused before the flush.
  */
 static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdispatch_task *t,
-			  bool counted)
+			  bool counted, struct td_vec *v)
 {
 	bool first = llist_add(&t->input, &in->list);
 	unsigned int room = READ_ONCE(d->wake_room);
+	unsigned long undrained = this_cpu_read(d->input->added) - READ_ONCE(in->drained);
+	bool wake = room ? counted && undrained == room : first;
 
 	if (!counted)
 		this_cpu_inc(d->input->items_pushed);
-
-	if (room ? counted && this_cpu_read(d->input->added) - READ_ONCE(in->drained) == room :
-		   first) {
+	if (v) {
+		if (wake)
+			v->wake = d;
+		wake = v->wake && undrained >= d->cfg.max_input;
+		if (wake)
+			v->wake = NULL;
+	}
+	if (wake) {
 		this_cpu_inc(d->input->wakeups);
 		wake_up_process(d->acceptor);
 	}
+}
+
+/**
+ * td_vec_flush() - pay what the tasks of a vector owe the acceptor
+ * @v: their shared state
+ *
+ * Wakes the acceptor if one of them would have, and has the next task
+ * read the clock afresh.  Called every %TD_VEC_FLUSH tasks and at the end.
+ */
+void td_vec_flush(struct td_vec *v)
+{
+	struct tdispatch *d = v->wake;
+
+	if (d) {
+		this_cpu_inc(d->input->wakeups);
+		wake_up_process(d->acceptor);
+	}
+	*v = (struct td_vec) { };
 }
 
 /*
@@ -116,10 +143,13 @@ static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdisp
  * struct td_task_ext's, flagged %TD_TASK_EXT, for a deadline, a not-before
  * time or a watch key).  On failure @t is the
  * caller's to free.  Callable from any context: it neither allocates nor
- * sleeps.
+ * sleeps.  @v, for the tasks of one vector only, and only when @d outlives
+ * it: they share one clock reading, and a wake-up of the acceptor waits
+ * for td_vec_flush().
  */
 int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *payload,
-		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags)
+		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags,
+		   struct td_vec *v)
 {
 	ktime_t not_before = o->not_before;
 	struct td_input *in;
@@ -158,7 +188,9 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		ret = -ENOBUFS;
 		goto rejected;
 	}
-	now = ktime_get();
+	if (v && !v->now)
+		v->now = ktime_get();
+	now = v ? v->now : ktime_get();
 	if (ktime_after(not_before, now)) {
 		/* Reserved here, given back by td_delayed_sync(). */
 		if (atomic_inc_return(&d->delayed_total) > d->cfg.max_delayed) {
@@ -187,7 +219,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	/* Counted before it is visible, so drained never exceeds accepted. */
 	this_cpu_inc(d->input->added);
 	trace_tdispatch_submit(d, id);
-	td_input_push(d, in, t, true);
+	td_input_push(d, in, t, true, v);
 	preempt_enable();
 	return 0;
 
@@ -204,7 +236,7 @@ static int td_submit(struct tdispatch *d, u64 id, void *payload,
 	struct tdispatch_task *t = td_task_alloc(gfp, o->deadline || o->not_before);
 	/* Only a delayed task has anything to watch for. */
 	struct td_watcher *w = o->watch && o->not_before ? kmalloc(sizeof(*w), gfp) : NULL;
-	int ret = td_submit_task(d, t, id, payload, o, w, 0);
+	int ret = td_submit_task(d, t, id, payload, o, w, 0, NULL);
 
 	if (ret) {
 		kfree(w);
@@ -359,7 +391,7 @@ int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it)
 	if (new == TD_ITEM_QUEUED) {
 		td_item_prepare(&it->task);
 		trace_tdispatch_submit(d, it->task.id);
-		td_input_push(d, in, &it->task, false);
+		td_input_push(d, in, &it->task, false, NULL);
 	}
 	preempt_enable();
 	return 0;
@@ -401,7 +433,7 @@ void td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
 			atomic_set(&it->state, TD_ITEM_QUEUED);
 			td_item_prepare(t);
 			preempt_disable();
-			td_input_push(d, this_cpu_ptr(d->input), t, false);
+			td_input_push(d, this_cpu_ptr(d->input), t, false, NULL);
 			preempt_enable();
 			return;
 		}

@@ -310,7 +310,7 @@ fail:
 	return ret;
 }
 
-static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
+static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struct td_vec *v)
 {
 	struct tdispatch_submit_opts o = {
 		.deadline = ut->deadline_ns,
@@ -334,8 +334,11 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags)
 	}
 	if (watch)
 		w = kmalloc(sizeof(*w), TD_GFP_USER);
-	/* The engine counts its own refusals. */
-	ret = td_submit_task(u->d, &task->x.task, ut->id, &task->p, &o, w, TD_TASK_OWNED);
+	/*
+	 * The engine counts its own refusals.  The file's dispatcher outlives
+	 * the call: the vector's tasks may share @v.
+	 */
+	ret = td_submit_task(u->d, &task->x.task, ut->id, &task->p, &o, w, TD_TASK_OWNED, v);
 	if (ret) {
 		kfree(w);
 		td_payload_free(u, &task->p);
