@@ -11,10 +11,12 @@
  */
 #include <linux/bsearch.h>
 #include <linux/fs.h>
+#include <linux/llist.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/spinlock.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
@@ -27,6 +29,14 @@
 #define TD_USER_MAX_BYTES	(16U << 20)	/* task bytes held per dispatcher */
 #define TD_USER_MAX_DELAYED	SZ_1M
 #define TD_LEASE_MIN_NS		NSEC_PER_MSEC
+/*
+ * A task of up to TD_UTASK_SMALL payload bytes is allocated at that size
+ * and, when it ends, kept for the next SUBMIT, up to TD_USER_MAX_SPARE of
+ * them per dispatcher (at most 192 KiB, charged to the memory cgroup that
+ * allocated them, beside TD_USER_MAX_BYTES).
+ */
+#define TD_UTASK_SMALL		64U
+#define TD_USER_MAX_SPARE	1024
 
 static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_take) == TDISPATCH_TAKE_SIZE_VER0);
@@ -104,9 +114,52 @@ struct td_user {
 	wait_queue_head_t lease_wait;	/* kworkers holding leases */
 	atomic_long_t bytes;		/* payload bytes held */
 	atomic_long_t rejected;		/* tasks refused before the engine saw them */
+	/*
+	 * Small tasks that ended, for td_utask_new() to reuse: a task is
+	 * allocated on the submitter's CPU and freed on a worker's, where
+	 * SLUB keeps the freed objects' slabs, so the submitter's CPU kept
+	 * taking fresh slabs (and shuffling each one's free list).  Put from
+	 * any context, taken under ->spare_lock.
+	 */
+	struct llist_head spare;
+	spinlock_t spare_lock;		/* serialises takers of ->spare */
+	atomic_t nr_spare;		/* >= the nodes on ->spare */
 	bool has_events;
 	struct td_events events;
 };
+
+/* A kept small task, or NULL; process context. */
+static struct td_utask *td_spare_get(struct td_user *u)
+{
+	struct llist_node *n;
+
+	if (llist_empty(&u->spare))
+		return NULL;
+	/* llist_del_first() allows one taker at a time; putters are free. */
+	spin_lock(&u->spare_lock);
+	n = llist_del_first(&u->spare);
+	spin_unlock(&u->spare_lock);
+	if (!n)
+		return NULL;
+	atomic_dec(&u->nr_spare);
+	return container_of(n, struct td_utask, x.task.input);
+}
+
+/* Frees the task the payload came with, or keeps it to reuse. */
+static void td_payload_free(struct td_user *u, struct td_payload *p)
+{
+	struct td_utask *ut = container_of(p, struct td_utask, p);
+
+	atomic_long_sub(p->held, &u->bytes);
+	if (p->len <= TD_UTASK_SMALL) {
+		if (atomic_inc_return(&u->nr_spare) <= TD_USER_MAX_SPARE) {
+			llist_add(&ut->x.task.input, &u->spare);
+			return;
+		}
+		atomic_dec(&u->nr_spare);
+	}
+	kfree(ut);
+}
 
 /*
  * A user's task with its payload of @len bytes at @uptr, copied in and
@@ -115,38 +168,31 @@ struct td_user {
  */
 static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool watch)
 {
+	u32 size = max(len, TD_UTASK_SMALL);
 	struct td_utask *ut;
 	size_t bytes;
 
 	if (!len || len > TDISPATCH_PAYLOAD_MAX)
 		return ERR_PTR(-EINVAL);
-	bytes = td_task_bytes(len, watch);
+	bytes = td_task_bytes(size, watch);
 	if (atomic_long_add_return(bytes, &u->bytes) > TD_USER_MAX_BYTES) {
-		ut = ERR_PTR(-ENOSPC);
-		goto unaccount;
+		atomic_long_sub(bytes, &u->bytes);
+		return ERR_PTR(-ENOSPC);
 	}
-	ut = kmalloc(struct_size(ut, p.data, len), TD_GFP_USER);
+	ut = size == TD_UTASK_SMALL ? td_spare_get(u) : NULL;
+	if (!ut)
+		ut = kmalloc(struct_size(ut, p.data, size), TD_GFP_USER);
 	if (!ut) {
-		ut = ERR_PTR(-ENOMEM);
-		goto unaccount;
+		atomic_long_sub(bytes, &u->bytes);
+		return ERR_PTR(-ENOMEM);
 	}
 	ut->x.task.flags = TD_TASK_EXT;
 	ut->p.len = len;
 	ut->p.held = bytes;
 	if (!copy_from_user(ut->p.data, u64_to_user_ptr(uptr), len))
 		return ut;
-	kfree(ut);
-	ut = ERR_PTR(-EFAULT);
-unaccount:
-	atomic_long_sub(bytes, &u->bytes);
-	return ut;
-}
-
-/* Frees the task the payload came with. */
-static void td_payload_free(struct td_user *u, struct td_payload *p)
-{
-	atomic_long_sub(p->held, &u->bytes);
-	kfree(container_of(p, struct td_utask, p));
+	td_payload_free(u, &ut->p);
+	return ERR_PTR(-EFAULT);
 }
 
 static bool td_lease_ended(struct td_lease *l)
@@ -216,6 +262,10 @@ static const struct tdispatch_ops td_user_ops = {
 
 static void td_user_free(struct td_user *u)
 {
+	struct td_utask *ut, *next;
+
+	llist_for_each_entry_safe(ut, next, llist_del_all(&u->spare), x.task.input)
+		kfree(ut);
 	td_events_free(&u->events);
 	td_limit_uncharge(&u->events_charge);
 	td_limit_uncharge(&u->charge);
@@ -246,6 +296,7 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	if (!u)
 		return -ENOMEM;
 	mutex_init(&u->lock);
+	spin_lock_init(&u->spare_lock);
 	INIT_LIST_HEAD(&u->ready);
 	INIT_LIST_HEAD(&u->copying);
 	INIT_LIST_HEAD(&u->taken);
