@@ -94,6 +94,10 @@ static unsigned int wls = 7;
 module_param(wls, uint, 0444);
 MODULE_PARM_DESC(wls, "workloads to run, a mask: 1 hot, 2 cold, 4 hot with one producer (default 7)");
 
+static bool pieces = true;
+module_param(pieces, bool, 0444);
+MODULE_PARM_DESC(pieces, "time the submit path piece by piece first (default 1; 0, to profile the workloads alone, leaves the timing bracket in submit ns)");
+
 #define BATCH		64U
 #define DRAIN_TIMEOUT	(300 * HZ)
 #define MAX_REPS	15U
@@ -1046,7 +1050,8 @@ static int bench_run(void)
 		       utsname()->release, HZ, nr, max_tasks, ids);
 	seq_buf_printf(&out, "latency sampled every %u, tdispatch max_delay %u us\n",
 		       sample_every, delay_us);
-	bench_pieces();
+	if (pieces)
+		bench_pieces();
 	for (rep = 0; rep < min(reps, MAX_REPS); rep++) {
 		for (w = 0; w < ARRAY_SIZE(workloads); w++) {
 			if (!(wls & BIT(w)))
