@@ -414,6 +414,9 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags,
 		   struct td_vec *v);
 void td_vec_flush(struct td_vec *v);
+int td_vec_copy_from_user(struct td_vec *v, void *to, const void __user *from, size_t n);
+int td_vec_put_user(struct td_vec *v, s32 x, s32 __user *to);
+void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp);
 void td_stop_batches(struct tdispatch *d);
 void td_batch_redeliver(struct tdispatch_batch *b);
 unsigned long td_batch_filed(struct tdispatch_batch *b);

@@ -8,6 +8,7 @@
  * copies out after.
  */
 #include <linux/minmax.h>
+#include <linux/slab.h>
 #include <linux/srcu.h>
 #include <linux/uaccess.h>
 
@@ -87,9 +88,10 @@ ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags)
 }
 
 /*
- * SUBMIT: a status per task; tasks before a bad element stay accepted.  A
- * fault on the caller's vector holds back the acceptor's wake-up for the
- * tasks before it, the caller's own, for as long as the fault lasts.
+ * SUBMIT: a status per task; tasks before a bad element stay accepted.  The
+ * tasks of a vector share a clock reading and one wake-up of the acceptor
+ * per %TD_VEC_FLUSH, paid before anything that may sleep: see
+ * td_vec_copy_from_user().
  */
 int td_submit_vector(void __user *uarg,
 		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags,
@@ -124,10 +126,13 @@ int td_submit_vector(void __user *uarg,
 		 * The usual stride spelt as a constant: a copy of a size known
 		 * at build time skips the hardened usercopy check of its object.
 		 */
-		if (stride == sizeof(ut))
-			ret = copy_from_user(&ut, next, sizeof(ut)) ? -EFAULT : 0;
-		else
+		if (stride == sizeof(ut)) {
+			ret = td_vec_copy_from_user(&v, &ut, next, sizeof(ut));
+		} else {
+			/* Its tail's check may fault too: nothing is owed across it. */
+			td_vec_flush(&v);
 			ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
+		}
 		if (ret)
 			goto out;
 		/*
@@ -139,7 +144,7 @@ int td_submit_vector(void __user *uarg,
 		ut.status = submit_one(ctx, &ut, s.flags, &v);
 		if (i % TD_VEC_FLUSH == TD_VEC_FLUSH - 1)
 			td_vec_flush(&v);
-		if (put_user(ut.status, (s32 __user *)(next +
+		if (td_vec_put_user(&v, ut.status, (s32 __user *)(next +
 				offsetof(struct tdispatch_utask, status)))) {
 			ret = -EFAULT;
 			goto out;
@@ -150,6 +155,58 @@ int td_submit_vector(void __user *uarg,
 out:
 	td_vec_flush(&v);
 	return ret;
+}
+
+/*
+ * The user copies of a vector's tasks, which may sleep on a page fault:
+ * tried first with page faults off, and only when that fails, after what
+ * @v owes is paid.  A submitter that sleeps (a page being read in, or
+ * held back on purpose with userfaultfd) must not hold back the acceptor's
+ * wake-up that other tasks on its CPU's list wait for, nor a clock
+ * reading that ages while it sleeps.
+ */
+int td_vec_copy_from_user(struct td_vec *v, void *to, const void __user *from, size_t n)
+{
+	unsigned long left;
+
+	if (v && (v->wake || v->now)) {
+		pagefault_disable();
+		left = copy_from_user(to, from, n);
+		pagefault_enable();
+		if (!left)
+			return 0;
+		td_vec_flush(v);
+	}
+	return copy_from_user(to, from, n) ? -EFAULT : 0;
+}
+
+int td_vec_put_user(struct td_vec *v, s32 x, s32 __user *to)
+{
+	int ret;
+
+	if (v && (v->wake || v->now)) {
+		pagefault_disable();
+		ret = put_user(x, to);
+		pagefault_enable();
+		if (!ret)
+			return 0;
+		td_vec_flush(v);
+	}
+	return put_user(x, to);
+}
+
+/* An allocation for a vector's task: as td_vec_copy_from_user(), no sleep while @v owes. */
+void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp)
+{
+	void *p;
+
+	if (v && (v->wake || v->now)) {
+		p = kmalloc(size, (gfp & ~__GFP_DIRECT_RECLAIM) | __GFP_NOWARN);
+		if (p)
+			return p;
+		td_vec_flush(v);
+	}
+	return kmalloc(size, gfp);
 }
 
 /* The argument of the calls that name one id: CANCEL, RELEASE, RELEASE_KEY, PERIODIC_DEL. */

@@ -166,7 +166,8 @@ static void td_payload_free(struct td_user *u, struct td_payload *p)
  * counted against the dispatcher's bound; give it back with
  * td_payload_free().
  */
-static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool watch)
+static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool watch,
+				     struct td_vec *v)
 {
 	u32 size = max(len, TD_UTASK_SMALL);
 	struct td_utask *ut;
@@ -181,7 +182,7 @@ static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool 
 	}
 	ut = size == TD_UTASK_SMALL ? td_spare_get(u) : NULL;
 	if (!ut)
-		ut = kmalloc(struct_size(ut, p.data, size), TD_GFP_USER);
+		ut = td_vec_kmalloc(v, struct_size(ut, p.data, size), TD_GFP_USER);
 	if (!ut) {
 		atomic_long_sub(bytes, &u->bytes);
 		return ERR_PTR(-ENOMEM);
@@ -189,7 +190,7 @@ static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool 
 	ut->x.task.flags = TD_TASK_EXT;
 	ut->p.len = len;
 	ut->p.held = bytes;
-	if (!copy_from_user(ut->p.data, u64_to_user_ptr(uptr), len))
+	if (!td_vec_copy_from_user(v, ut->p.data, u64_to_user_ptr(uptr), len))
 		return ut;
 	td_payload_free(u, &ut->p);
 	return ERR_PTR(-EFAULT);
@@ -378,13 +379,13 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struc
 	int ret;
 
 	task = (ut->flags & ~TDISPATCH_UTASK_WATCH) ? ERR_PTR(-EINVAL) :
-		td_utask_new(u, ut->payload, ut->payload_len, watch);
+		td_utask_new(u, ut->payload, ut->payload_len, watch, v);
 	if (IS_ERR(task)) {
 		atomic_long_inc(&u->rejected);
 		return PTR_ERR(task);
 	}
 	if (watch)
-		w = kmalloc(sizeof(*w), TD_GFP_USER);
+		w = td_vec_kmalloc(v, sizeof(*w), TD_GFP_USER);
 	/*
 	 * The engine counts its own refusals.  The file's dispatcher outlives
 	 * the call: the vector's tasks may share @v.
@@ -663,7 +664,7 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 		return ret;
 	if (a.flags)
 		return -EINVAL;
-	ut = td_utask_new(u, a.payload, a.payload_len, false);
+	ut = td_utask_new(u, a.payload, a.payload_len, false, NULL);
 	if (IS_ERR(ut))
 		return PTR_ERR(ut);
 	pc = (struct tdispatch_periodic) {

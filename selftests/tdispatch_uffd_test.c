@@ -13,6 +13,7 @@
  * the test driver tdispatch_testdrv.ko; skips without them.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -385,6 +386,70 @@ TEST_F_TIMEOUT(uffd, take_holds_up_no_other_taker_or_close, 60)
 	}
 	EXPECT_EQ(2, st.done);
 	EXPECT_EQ(1, st.redelivered);
+	close(fd);
+}
+
+/*
+ * A SUBMIT vector parked on its second task's payload, after its first
+ * task went onto its CPU's input: that task's wake-up of the acceptor is
+ * paid before the copy sleeps, so the first task, and another
+ * submitter's on the same CPU's list, are taken at once.
+ */
+TEST_F_TIMEOUT(uffd, parked_submit_holds_back_no_task, 60)
+{
+	struct td_pl pl[2] = { { .id = 1 }, { .id = 3 } };
+	struct tdispatch_utask ut[2] = {
+		{ .id = 1, .payload = uptr(&pl[0]), .payload_len = sizeof(pl[0]) },
+		{ .id = 2, .payload = uptr(self->trap.page), .payload_len = 16 },
+	};
+	struct tdispatch_utask other = {
+		.id = 3, .payload = uptr(&pl[1]), .payload_len = sizeof(pl[1]),
+	};
+	struct tdispatch_submit s = { .size = sizeof(s), .tasks = uptr(ut), .count = 2 };
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	unsigned int seen = 0, i;
+	struct td_taken b;
+	cpu_set_t cpu;
+	int fd = td_open(_metadata);
+
+	if (variant->wp)
+		SKIP(close(fd); return, "a payload is only copied in");
+	/* One CPU, so one input list, for both submitters (threads inherit it). */
+	CPU_ZERO(&cpu);
+	CPU_SET(0, &cpu);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu), &cpu));
+	td_cfg_base(&c, "uffd-wake", TD_NR, 0);
+	td_create(_metadata, fd, &c);
+	td_park(td_submit_call, fd, &s);
+
+	EXPECT_PROMPT("another SUBMIT on the same CPU",
+		      td_submit_vec(fd, &other, 1) == 1 ? 0 : -EIO);
+	while (seen != 0xaU) {
+		long ret = td_take(fd, &b, 0, PROMPT_NS);
+
+		ASSERT_EQ(0, ret) TH_LOG("ids 1 and 3 not taken in 5 s (seen %#x): %s", seen,
+					 strerror(-ret));
+		for (i = 0; i < b.tk.nr; i++)
+			seen |= 1U << b.t[i].id;
+		EXPECT_EQ(0, td_complete(fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS));
+	}
+	EXPECT_EQ(0xaU, seen);
+
+	td_unpark(0);
+	EXPECT_EQ(2, s.accepted);
+	ASSERT_EQ(0, td_take(fd, &b, 0, WAIT_NS));
+	ASSERT_EQ(1, b.tk.nr);
+	EXPECT_EQ(2, b.t[0].id);
+	EXPECT_EQ(0, td_complete(fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS));
+	for (i = 0; i < WAIT_MS; i++) {
+		td_stats(_metadata, fd, &st);
+		if (st.done == 3)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(3, st.done);
+	EXPECT_TRUE(td_equation_holds(&st));
 	close(fd);
 }
 
