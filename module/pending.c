@@ -574,7 +574,9 @@ void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
 		struct tdispatch_task *t = batch[nr];
 		unsigned int limit = t->max_attempts ?: p->max_attempts;
 
-		t->attempts++;
+		/* Saturates: TDISPATCH_MAX_ATTEMPTS is the most a limit can be. */
+		if (t->attempts < TDISPATCH_MAX_ATTEMPTS)
+			t->attempts++;
 		if (td_pending_waiter(p, t->id)) {
 			td_pending_release_id(p, t);
 			td_task_end(p, t, TDISPATCH_OVERRIDDEN, reap);

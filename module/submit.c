@@ -333,15 +333,21 @@ int tdispatch_submit_opts(struct tdispatch *d, u64 id, void *payload,
 }
 EXPORT_SYMBOL_GPL(tdispatch_submit_opts);
 
+/* A cache line each on 64-bit, the task allocated or embedded as an item. */
+static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct tdispatch_task) == 64);
+static_assert(sizeof(struct tdispatch_item) == sizeof(struct tdispatch_task));
+
 /* An item's task, made ready to go on an input list. */
 static void td_item_prepare(struct tdispatch_task *t)
 {
-	*t = (struct tdispatch_task) {
-		.id = t->id,
-		.payload = t->payload,
-		.state = TD_TASK_INPUT,
-		.flags = TD_TASK_ITEM,
-	};
+	/* Field by field: ->item_state is the submitters', changed meanwhile. */
+	t->submitted = 0;
+	t->attempts = 0;
+	t->max_attempts = 0;
+	t->state = TD_TASK_INPUT;
+	t->flags = TD_TASK_ITEM;
+	t->queued = 0;
+	t->hnext = NULL;
 }
 
 /**
@@ -365,7 +371,7 @@ static void td_item_prepare(struct tdispatch_task *t)
 int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it)
 {
 	struct td_input *in;
-	int old, new;
+	u16 old, new;
 
 	/* Orders the caller's stores before the state, as queue_work() does. */
 	smp_mb();
@@ -377,7 +383,7 @@ int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it)
 		return -ESHUTDOWN;
 	}
 	this_cpu_inc(d->input->items);
-	old = atomic_read(&it->state);
+	old = READ_ONCE(it->task.item_state);
 	do {
 		if (old == TD_ITEM_QUEUED || old == TD_ITEM_AGAIN) {
 			/* Accepted before merged: see tdispatch_get_stats(). */
@@ -387,7 +393,7 @@ int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it)
 			return 0;
 		}
 		new = old == TD_ITEM_IDLE ? TD_ITEM_QUEUED : TD_ITEM_AGAIN;
-	} while (!atomic_try_cmpxchg(&it->state, &old, new));
+	} while (!try_cmpxchg(&it->task.item_state, &old, new));
 	if (new == TD_ITEM_QUEUED) {
 		td_item_prepare(&it->task);
 		trace_tdispatch_submit(d, it->task.id);
@@ -406,7 +412,7 @@ void td_items_inflight(struct tdispatch_batch *b)
 	for (i = 0; i < b->nr; i++)
 		if (b->tasks[i]->flags & TD_TASK_ITEM)
 			/* A full barrier: see tdispatch_submit_item(). */
-			atomic_xchg(&tdispatch_task_item(b->tasks[i])->state, TD_ITEM_INFLIGHT);
+			xchg(&b->tasks[i]->item_state, TD_ITEM_INFLIGHT);
 }
 
 /* A task goes back to pending: an item's submission meanwhile merges into it. */
@@ -414,7 +420,7 @@ void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t)
 {
 	lockdep_assert_held(&d->lock);
 	if ((t->flags & TD_TASK_ITEM) &&
-	    atomic_xchg(&tdispatch_task_item(t)->state, TD_ITEM_QUEUED) == TD_ITEM_AGAIN)
+	    xchg(&t->item_state, TD_ITEM_QUEUED) == TD_ITEM_AGAIN)
 		d->items_merged++;
 }
 
@@ -425,19 +431,18 @@ void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t)
  */
 void td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
 {
-	struct tdispatch_item *it = tdispatch_task_item(t);
-	int old = atomic_read(&it->state);
+	u16 old = READ_ONCE(t->item_state);
 
 	do {
 		if (old == TD_ITEM_AGAIN) {
-			atomic_set(&it->state, TD_ITEM_QUEUED);
+			WRITE_ONCE(t->item_state, TD_ITEM_QUEUED);
 			td_item_prepare(t);
 			preempt_disable();
 			td_input_push(d, this_cpu_ptr(d->input), t, false, NULL);
 			preempt_enable();
 			return;
 		}
-	} while (!atomic_try_cmpxchg(&it->state, &old, TD_ITEM_IDLE));
+	} while (!try_cmpxchg(&t->item_state, &old, TD_ITEM_IDLE));
 }
 
 /* Move every CPU's input into the pending set, in each CPU's arrival order. */

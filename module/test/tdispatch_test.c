@@ -796,7 +796,7 @@ out:
 	complete(&r->gate);
 	item_finish(t, r, 2, 2);
 	/* Free again once released: it may be submitted to another one. */
-	T_EXPECT_EQ(t, atomic_read(&it.state), 0);
+	T_EXPECT_EQ(t, READ_ONCE(it.task.item_state), 0);
 }
 
 static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
@@ -830,10 +830,10 @@ static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
 	T_EXPECT_EQ(t, st.pending, 16);
 	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OVERRIDDEN), 1);
 	/* Released as overridden, it is free and may go again: it merges no more. */
-	T_EXPECT_EQ(t, atomic_read(&it[3].state), 0);
+	T_EXPECT_EQ(t, READ_ONCE(it[3].task.item_state), 0);
 	item_finish(t, r, 32, 16);
 	for (i = 0; i < 16; i++)
-		T_EXPECT_EQ(t, atomic_read(&it[i].state), 0);
+		T_EXPECT_EQ(t, READ_ONCE(it[i].task.item_state), 0);
 	kfree(it);
 }
 

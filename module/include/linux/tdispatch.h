@@ -111,11 +111,12 @@ struct tdispatch_task {
 	u64 id;
 	void *payload;
 	ktime_t submitted;
-	unsigned int attempts;
+	u16 attempts;
 	u16 max_attempts;
 	/* private: */
 	u8 state;
 	u8 flags;
+	u16 item_state;		/* an item's, changed by submitters: see submit.c */
 	ktime_t queued;		/* its place in line; while delayed, its arrival */
 	/*
 	 * A delayed task is off the input list and on no order list; the reap
@@ -133,7 +134,6 @@ struct tdispatch_task {
  * struct tdispatch_item - a task embedded in the caller's own object
  * @task: what ->process() and ->release() see; set up by
  *	tdispatch_item_init(), the dispatcher's while submitted.
- * @state: private.
  *
  * As a work_struct is to queue_work(): nothing is allocated when it is
  * submitted, and submitting it again while it waits to be processed is a
@@ -146,7 +146,6 @@ struct tdispatch_task {
  */
 struct tdispatch_item {
 	struct tdispatch_task task;
-	atomic_t state;
 };
 
 /**
@@ -161,7 +160,7 @@ static inline void tdispatch_item_init(struct tdispatch_item *it, u64 id, void *
 {
 	it->task.id = id;
 	it->task.payload = payload;
-	atomic_set(&it->state, 0);
+	it->task.item_state = 0;
 }
 
 /**
