@@ -16,6 +16,7 @@
 #include <linux/srcu.h>
 #include <linux/sizes.h>
 #include <linux/tdispatch.h>
+#include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -414,9 +415,48 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags,
 		   struct td_vec *v);
 void td_vec_flush(struct td_vec *v);
-int td_vec_copy_from_user(struct td_vec *v, void *to, const void __user *from, size_t n);
-int td_vec_put_user(struct td_vec *v, s32 x, s32 __user *to);
 void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp);
+
+/*
+ * The user copies of a vector's tasks, which may sleep on a page fault:
+ * tried first with page faults off, and only when that fails, after what
+ * @v owes is paid.  A submitter that sleeps (a page being read in, or
+ * held back on purpose with userfaultfd) must not hold back the acceptor's
+ * wake-up that other tasks on its CPU's list wait for, nor a clock
+ * reading that ages while it sleeps.  Inline, so that a copy of a size
+ * known at build time skips the hardened usercopy check of its object.
+ */
+static __always_inline int td_vec_copy_from_user(struct td_vec *v, void *to,
+						 const void __user *from, size_t n)
+{
+	unsigned long left;
+
+	if (v && (v->wake || v->now)) {
+		pagefault_disable();
+		left = copy_from_user(to, from, n);
+		pagefault_enable();
+		if (!left)
+			return 0;
+		td_vec_flush(v);
+	}
+	return copy_from_user(to, from, n) ? -EFAULT : 0;
+}
+
+static inline int td_vec_put_user(struct td_vec *v, s32 x, s32 __user *to)
+{
+	int ret;
+
+	if (v && (v->wake || v->now)) {
+		pagefault_disable();
+		ret = put_user(x, to);
+		pagefault_enable();
+		if (!ret)
+			return 0;
+		td_vec_flush(v);
+	}
+	return put_user(x, to);
+}
+
 void td_stop_batches(struct tdispatch *d);
 void td_batch_redeliver(struct tdispatch_batch *b);
 unsigned long td_batch_filed(struct tdispatch_batch *b);

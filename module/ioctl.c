@@ -129,9 +129,14 @@ int td_submit_vector(void __user *uarg,
 		if (stride == sizeof(ut)) {
 			ret = td_vec_copy_from_user(&v, &ut, next, sizeof(ut));
 		} else {
-			/* Its tail's check may fault too: nothing is owed across it. */
-			td_vec_flush(&v);
+			/* As td_vec_copy_from_user(): its tail's check may fault too. */
+			pagefault_disable();
 			ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
+			pagefault_enable();
+			if (ret == -EFAULT) {
+				td_vec_flush(&v);
+				ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
+			}
 		}
 		if (ret)
 			goto out;
@@ -151,48 +156,12 @@ int td_submit_vector(void __user *uarg,
 		}
 		s.accepted += !ut.status;
 	}
+	/* Paid before the copy out, which may sleep. */
+	td_vec_flush(&v);
 	ret = td_copy_out(uarg, &s, sizeof(s));
 out:
 	td_vec_flush(&v);
 	return ret;
-}
-
-/*
- * The user copies of a vector's tasks, which may sleep on a page fault:
- * tried first with page faults off, and only when that fails, after what
- * @v owes is paid.  A submitter that sleeps (a page being read in, or
- * held back on purpose with userfaultfd) must not hold back the acceptor's
- * wake-up that other tasks on its CPU's list wait for, nor a clock
- * reading that ages while it sleeps.
- */
-int td_vec_copy_from_user(struct td_vec *v, void *to, const void __user *from, size_t n)
-{
-	unsigned long left;
-
-	if (v && (v->wake || v->now)) {
-		pagefault_disable();
-		left = copy_from_user(to, from, n);
-		pagefault_enable();
-		if (!left)
-			return 0;
-		td_vec_flush(v);
-	}
-	return copy_from_user(to, from, n) ? -EFAULT : 0;
-}
-
-int td_vec_put_user(struct td_vec *v, s32 x, s32 __user *to)
-{
-	int ret;
-
-	if (v && (v->wake || v->now)) {
-		pagefault_disable();
-		ret = put_user(x, to);
-		pagefault_enable();
-		if (!ret)
-			return 0;
-		td_vec_flush(v);
-	}
-	return put_user(x, to);
 }
 
 /* An allocation for a vector's task: as td_vec_copy_from_user(), no sleep while @v owes. */
@@ -201,7 +170,7 @@ void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp)
 	void *p;
 
 	if (v && (v->wake || v->now)) {
-		p = kmalloc(size, (gfp & ~__GFP_DIRECT_RECLAIM) | __GFP_NOWARN);
+		p = kmalloc(size, GFP_NOWAIT | (gfp & __GFP_ACCOUNT) | __GFP_NOWARN);
 		if (p)
 			return p;
 		td_vec_flush(v);

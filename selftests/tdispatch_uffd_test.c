@@ -417,7 +417,7 @@ TEST_F_TIMEOUT(uffd, parked_submit_holds_back_no_task, 60)
 		SKIP(close(fd); return, "a payload is only copied in");
 	/* One CPU, so one input list, for both submitters (threads inherit it). */
 	CPU_ZERO(&cpu);
-	CPU_SET(0, &cpu);
+	CPU_SET(sched_getcpu(), &cpu);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu), &cpu));
 	td_cfg_base(&c, "uffd-wake", TD_NR, 0);
 	td_create(_metadata, fd, &c);

@@ -633,6 +633,34 @@ static void td_test_max_attempts_exhaust(struct kunit *test)
 	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_EXHAUSTED] = 2));
 }
 
+/* ->attempts stops at TDISPATCH_MAX_ATTEMPTS; a limit that high still ends a task there. */
+static void td_test_attempts_saturate(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct tdispatch_task *t1, *t2;
+	struct td_batch b;
+
+	t1 = td_add(k, 1, 100);
+	t2 = td_add(k, 2, 100);
+	/* No limit: retried for ever, its count stopped at the top. */
+	t1->attempts = TDISPATCH_MAX_ATTEMPTS - 1;
+	t2->attempts = TDISPATCH_MAX_ATTEMPTS - 1;
+	t2->max_attempts = TDISPATCH_MAX_ATTEMPTS;
+	td_cut(k, &b, 100, TD_IDS(1, 2));
+	td_requeue(k, &b);
+	td_expect_ended(k, t2, TDISPATCH_EXHAUSTED);
+	KUNIT_EXPECT_EQ(test, t2->attempts, TDISPATCH_MAX_ATTEMPTS);
+	KUNIT_EXPECT_EQ(test, t1->attempts, TDISPATCH_MAX_ATTEMPTS);
+	td_cut(k, &b, 200, TD_IDS(1));
+	td_requeue(k, &b);
+	KUNIT_EXPECT_EQ(test, t1->attempts, TDISPATCH_MAX_ATTEMPTS);
+	td_expect_order(k, TD_IDS(1));
+	td_cut(k, &b, 300, TD_IDS(1));
+	td_complete(k, &b, TDISPATCH_DONE);
+	td_expect_ended(k, t1, TDISPATCH_DONE);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_EXHAUSTED] = 1, [TDISPATCH_DONE] = 1));
+}
+
 /* A delayed task let in early: pending at once, overriding a pending one. */
 static void td_test_release_delayed(struct kunit *test)
 {
@@ -1792,6 +1820,7 @@ static struct kunit_case td_overflow_cases[] = {
 	KUNIT_CASE(td_test_requeue_full_drops_retries),
 	KUNIT_CASE(td_test_retries_counted),
 	KUNIT_CASE(td_test_max_attempts_exhaust),
+	KUNIT_CASE(td_test_attempts_saturate),
 	{}
 };
 

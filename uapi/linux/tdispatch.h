@@ -212,7 +212,7 @@ struct tdispatch_submit {
 /**
  * struct tdispatch_ltask - one task of a taken batch
  * @id: the task's id
- * @attempts: retries so far
+ * @attempts: retries so far, at most 65535
  * @payload_len: bytes of payload
  * @payload_off: where its payload starts in &tdispatch_take.buf
  * @submitted_ns: CLOCK_MONOTONIC time it was submitted
@@ -347,7 +347,8 @@ struct tdispatch_id {
  * @flags: must be zero
  * @id: the task id
  * @state: out: %TDISPATCH_STATE_*: in flight, else pending, else delayed
- * @attempts: out: retries so far of the pending or in-flight task
+ * @attempts: out: retries so far of the pending or in-flight task (at
+ *	most 65535)
  * @waiting: out: 1 if a newer task of @id waits behind the in-flight one
  * @delayed: in: must be zero; out: 1 if a task of @id waits for its
  *	not-before time (whatever @state says)

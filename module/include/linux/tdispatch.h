@@ -98,7 +98,8 @@ enum tdispatch_destroy_mode {
  * @id: the key; a newer task with the same id replaces this one.
  * @payload: the submitter's pointer, handed back untouched.
  * @submitted: when tdispatch_submit() accepted it (CLOCK_MONOTONIC).
- * @attempts: how many times a batch holding it was retried so far.
+ * @attempts: how many times a batch holding it was retried so far; stops
+ *	at %TDISPATCH_MAX_ATTEMPTS.
  * @max_attempts: its own limit (see tdispatch_submit_opts()), or 0 for the
  *	dispatcher's.
  *
@@ -231,7 +232,8 @@ static inline void *tdispatch_task_payload(const struct tdispatch_task *t)
  * @t: the task
  *
  * Return: 0 on the first ->process() of the task, then one more after each
- * %TDISPATCH_CONGESTION or %TDISPATCH_TRANSIENT result.
+ * %TDISPATCH_CONGESTION or %TDISPATCH_TRANSIENT result, up to
+ * %TDISPATCH_MAX_ATTEMPTS.
  */
 static inline unsigned int tdispatch_task_attempts(const struct tdispatch_task *t)
 {
