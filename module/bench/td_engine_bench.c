@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What does tdispatch cost against what a driver would write instead?  This
- * module runs coalescing workloads, in one boot, six ways:
+ * module runs coalescing workloads, in one boot, seven ways:
  *
  *   tdispatch   tdispatch_submit() with a no-op ->process(), defaults: a
  *               SCHED_FIFO acceptor and a WQ_HIGHPRI workqueue
@@ -19,6 +19,12 @@
  *   spin+hash   a spinlock, a hashtable of per-id entries and a FIFO; a
  *               submit for a pending id updates its entry, and one
  *               work_struct drains up to 64 entries per run
+ *   sh-wide     spin+hash given td-wide's window: a delayed_work queued
+ *               wide_delay_us (rounded up to a tick) after an entry comes
+ *               into an empty FIFO, or at once when it holds wide_batch,
+ *               draining up to wide_batch a run: the baseline td-wide is
+ *               measured against, so that neither gets a window the
+ *               other lacks
  *
  * Workloads: hot (ids distinct ids, heavy coalescing) and cold (every id
  * distinct, none), each with one producer kthread per online CPU, and hot
@@ -366,7 +372,10 @@ static DEFINE_SPINLOCK(sh_lock);
 static LIST_HEAD(sh_fifo);
 static struct kmem_cache *sh_cache;
 static struct workqueue_struct *sh_wq;
-static struct work_struct sh_work;
+static struct delayed_work sh_work;
+static unsigned int sh_n;		/* entries on sh_fifo */
+static unsigned int sh_batch;		/* most entries one run drains */
+static unsigned long sh_delay;		/* jiffies from a first entry to the run */
 
 static struct sh_ent *sh_find(u64 id)
 {
@@ -383,19 +392,22 @@ static void sh_fn(struct work_struct *w)
 	struct sh_ent *e, *tmp;
 	LIST_HEAD(batch);
 	unsigned int n = 0;
-	bool more;
+	bool more, full;
 
 	spin_lock(&sh_lock);
-	while (n < BATCH && !list_empty(&sh_fifo)) {
+	while (n < sh_batch && !list_empty(&sh_fifo)) {
 		e = list_first_entry(&sh_fifo, struct sh_ent, fifo);
 		hash_del(&e->hnode);
 		list_move_tail(&e->fifo, &batch);
 		n++;
 	}
-	more = !list_empty(&sh_fifo);
+	sh_n -= n;
+	more = sh_n;
+	full = sh_n >= sh_batch;
 	spin_unlock(&sh_lock);
+	/* What came meanwhile waits its window, unless it fills a batch. */
 	if (more)
-		queue_work(sh_wq, &sh_work);
+		queue_delayed_work(sh_wq, &sh_work, full ? 0 : sh_delay);
 	if (!n)
 		return;
 	list_for_each_entry_safe(e, tmp, &batch, fifo) {
@@ -412,7 +424,10 @@ static int sh_setup(struct variant *v)
 	if (!sh_cache)
 		return -ENOMEM;
 	v->bytes = kmem_cache_size(sh_cache);
-	INIT_WORK(&sh_work, sh_fn);
+	sh_n = 0;
+	sh_batch = v->wide ? wide_batch : BATCH;
+	sh_delay = v->wide ? usecs_to_jiffies(wide_delay_us) : 0;
+	INIT_DELAYED_WORK(&sh_work, sh_fn);
 	sh_wq = alloc_workqueue("td_eb_sh", WQ_UNBOUND, 0);
 	return sh_wq ? 0 : -ENOMEM;
 }
@@ -428,8 +443,8 @@ static bool sh_update(u64 id, u64 payload)
 
 static int sh_submit(u64 id, u64 stamp, bool sampled)
 {
+	bool found, filled = false;
 	struct sh_ent *n;
-	bool found;
 
 	spin_lock(&sh_lock);
 	found = sh_update(id, stamp);
@@ -447,28 +462,44 @@ static int sh_submit(u64 id, u64 stamp, bool sampled)
 	if (!found) {
 		hash_add(sh_hash, &n->hnode, id);
 		list_add_tail(&n->fifo, &sh_fifo);
+		filled = ++sh_n == sh_batch;
 	}
 	spin_unlock(&sh_lock);
 	if (found)
 		kmem_cache_free(sh_cache, n);
+	else if (filled && sh_delay)
+		mod_delayed_work(sh_wq, &sh_work, 0);	/* full: now, not at the tick */
 	else
-		queue_work(sh_wq, &sh_work);
+		queue_delayed_work(sh_wq, &sh_work, sh_delay);	/* delay 0: queue_work() */
 	return 0;
 }
 
 static int sh_drain(void)
 {
-	/* The work queues itself again; drain_workqueue() follows that. */
-	drain_workqueue(sh_wq);
-	return list_empty(&sh_fifo) ? 0 : -EIO;
+	unsigned long end = jiffies + DRAIN_TIMEOUT;
+	bool empty;
+
+	/* The work queues itself again while entries are left. */
+	for (;;) {
+		flush_delayed_work(&sh_work);
+		spin_lock(&sh_lock);
+		empty = list_empty(&sh_fifo);
+		spin_unlock(&sh_lock);
+		if (empty)
+			return 0;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+	}
 }
 
 static void sh_teardown(void)
 {
 	struct sh_ent *e, *tmp;
 
-	if (sh_wq)
+	if (sh_wq) {
+		cancel_delayed_work_sync(&sh_work);
 		destroy_workqueue(sh_wq);
+	}
 	sh_wq = NULL;
 	list_for_each_entry_safe(e, tmp, &sh_fifo, fifo) {
 		hash_del(&e->hnode);
@@ -492,9 +523,11 @@ static struct variant variants[] = {
 	  .drain = qw_drain, .teardown = qw_teardown },
 	{ .name = "spin+hash", .setup = sh_setup, .submit = sh_submit,
 	  .drain = sh_drain, .teardown = sh_teardown },
+	{ .name = "sh-wide", .setup = sh_setup, .submit = sh_submit,
+	  .drain = sh_drain, .teardown = sh_teardown, .wide = true },
 };
 
-enum { V_TD, V_TDI, V_TDW, V_TDN, V_QW, V_SH, NR_V };
+enum { V_TD, V_TDI, V_TDW, V_TDN, V_QW, V_SH, V_SHW, NR_V };
 
 /* ---- producers ------------------------------------------------------------ */
 
@@ -708,6 +741,8 @@ static void run_variant(struct variant *v, struct producer *prods, struct result
 		r->prod_cpu_ns += prods[i].cpu_ns;
 	}
 	r->submitted = max_tasks - r->rejected;
+	if (!r->timed)
+		fail("%s %s: no submit was timed (time_every=%u)", v->name, wl->name, time_every);
 	ret = v->drain();
 	if (ret)
 		fail("%s %s: drain: %d", v->name, wl->name, ret);
@@ -1038,6 +1073,7 @@ static void print_tables(void)
 		print_ratios(w, V_TDI, V_SH);
 		print_ratios(w, V_TDI, V_QW);
 		print_ratios(w, V_TDW, V_SH);
+		print_ratios(w, V_TDW, V_SHW);
 		print_ratios(w, V_TD, V_SH);
 		print_ratios(w, V_TD, V_QW);
 		print_ratios(w, V_TD, V_TDN);
