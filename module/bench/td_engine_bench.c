@@ -41,7 +41,7 @@
  *
  * Submit cost: every time_every-th submit call (8) is timed between two
  * clock reads, net of what the two reads cost alone; timing every call
- * would add that bracket (40-80 ns here, as much as an item's submit) to
+ * would add that bracket (40-80 ns here, half an item's submit or more) to
  * every producer's loop, and so to tasks/s.
  *
  * Before the workloads, the pieces of the submit path are timed one by one
