@@ -130,9 +130,12 @@ int td_submit_vector(void __user *uarg,
 			ret = td_vec_copy_from_user(&v, &ut, next, sizeof(ut));
 		} else {
 			/* As td_vec_copy_from_user(): its tail's check may fault too. */
-			pagefault_disable();
-			ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
-			pagefault_enable();
+			ret = -EFAULT;
+			if (v.wake || v.now) {
+				pagefault_disable();
+				ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
+				pagefault_enable();
+			}
 			if (ret == -EFAULT) {
 				td_vec_flush(&v);
 				ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);

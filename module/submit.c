@@ -355,10 +355,11 @@ static void td_item_prepare(struct tdispatch_task *t)
  * @d: the dispatcher
  * @it: the item, set up with tdispatch_item_init()
  *
- * Allocates nothing.  If @it waits to be processed already, this costs one
- * atomic operation and is counted as accepted and overridden at once: the
- * waiting one processes the object's latest state (the caller's stores
- * before this call are seen by the ->process() that follows).  If @it is
+ * Allocates nothing.  If @it waits to be processed already, this costs a
+ * full barrier and a per-CPU counter, no atomic read-modify-write, and is
+ * counted as accepted and overridden at once: the waiting one processes
+ * the object's latest state (the caller's stores before this call are
+ * seen by the ->process() that follows).  If @it is
  * being processed, it is processed again afterwards.  The item has no
  * deadline and no not-before time.
  *
