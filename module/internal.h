@@ -417,6 +417,12 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 void td_vec_flush(struct td_vec *v);
 void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp);
 
+/* Whether @v holds a wake-up or a clock reading that a sleep must not hold. */
+static inline bool td_vec_owes(const struct td_vec *v)
+{
+	return v && (v->wake || v->now);
+}
+
 /*
  * The user copies of a vector's tasks, which may sleep on a page fault:
  * tried first with page faults off, and only when that fails, after what
@@ -431,7 +437,7 @@ static __always_inline int td_vec_copy_from_user(struct td_vec *v, void *to,
 {
 	unsigned long left;
 
-	if (v && (v->wake || v->now)) {
+	if (td_vec_owes(v)) {
 		pagefault_disable();
 		left = copy_from_user(to, from, n);
 		pagefault_enable();
@@ -446,7 +452,7 @@ static inline int td_vec_put_user(struct td_vec *v, s32 x, s32 __user *to)
 {
 	int ret;
 
-	if (v && (v->wake || v->now)) {
+	if (td_vec_owes(v)) {
 		pagefault_disable();
 		ret = put_user(x, to);
 		pagefault_enable();

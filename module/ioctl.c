@@ -131,7 +131,7 @@ int td_submit_vector(void __user *uarg,
 		} else {
 			/* As td_vec_copy_from_user(): its tail's check may fault too. */
 			ret = -EFAULT;
-			if (v.wake || v.now) {
+			if (td_vec_owes(&v)) {
 				pagefault_disable();
 				ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
 				pagefault_enable();
@@ -172,7 +172,7 @@ void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp)
 {
 	void *p;
 
-	if (v && (v->wake || v->now)) {
+	if (td_vec_owes(v)) {
 		p = kmalloc(size, GFP_NOWAIT | (gfp & __GFP_ACCOUNT) | __GFP_NOWARN);
 		if (p)
 			return p;

@@ -359,9 +359,9 @@ static void td_item_prepare(struct tdispatch_task *t)
  * full barrier and a per-CPU counter, no atomic read-modify-write, and is
  * counted as accepted and overridden at once: the waiting one processes
  * the object's latest state (the caller's stores before this call are
- * seen by the ->process() that follows).  If @it is
- * being processed, it is processed again afterwards.  The item has no
- * deadline and no not-before time.
+ * seen by the ->process() that follows).  If @it is being processed, it
+ * is processed again afterwards.  The item has no deadline and no
+ * not-before time.
  *
  * Any context, hard irq included.  Racing tdispatch_destroy(): as for
  * tdispatch_submit().

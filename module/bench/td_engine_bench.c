@@ -7,7 +7,7 @@
  *               SCHED_FIFO acceptor and a WQ_HIGHPRI workqueue
  *   td-item     tdispatch_submit_item() of a struct tdispatch_item per
  *               id, embedded: nothing allocated, a resubmit of one that
- *               waits is one atomic
+ *               waits is a barrier and a per-CPU counter
  *   td-wide     td-item with a wider window: max_batch wide_batch (1024)
  *               and max_delay wide_delay_us (1 ms), so that a pending id
  *               absorbs the submissions of up to a millisecond; what a
