@@ -2,20 +2,24 @@
 /*
  * tdbench: what a vector buys through /dev/tdispatch.
  *
- * For vectors of 1, 16, 256 and 1024 tasks per SUBMIT, one thread submits
- * TASKS tasks of distinct ids to a dispatcher of its own file while a
- * no-op worker thread takes and completes batches of up to 1024; tasks/s
- * runs from the first SUBMIT to the last COMPLETE.  The vector sizes are
- * run in interleaved rounds (1 16 256 1024 1 16 ...) and the medians,
- * with min and max, printed, beside the submitting side's own rate (tasks
- * over the time until the last SUBMIT returned: what bounds the whole when
- * it is close to it) and the CPU time the submitting and the worker
- * threads used per task (a submitter whose CPU time is its wall time
- * never waited: the submit path bounds it; one with less was preempted by
- * the engine's threads, with which it shares the two CPUs), then one line
- * per size:
+ * For vectors of 1, 16, 256 and 1024 tasks per SUBMIT, producer threads
+ * submit TASKS tasks between them to a dispatcher of their own file while
+ * a no-op worker thread takes and completes batches of up to 1024.  Four
+ * workloads: hot (ids 0 to 1023, so a newer task replaces a pending one)
+ * and cold (every id distinct), each with one producer per CPU and with
+ * one producer.  tasks/s is accepted tasks over the time from the first
+ * SUBMIT to the last outcome (the last COMPLETE after which nothing is
+ * queued, pending or in flight).  Workloads and vector sizes are run in
+ * interleaved rounds and the medians, with min and max, printed, beside
+ * the submitting side's own rate (tasks over the time until the last
+ * SUBMIT returned: what bounds the whole when it is close to it) and the
+ * CPU time the producers and the worker used per task (a producer whose
+ * CPU time is its wall time never waited: the submit path bounds it; one
+ * with less was preempted by the engine's threads, with which it shares
+ * the CPUs), then one line per size and workload:
  *
- *   BENCH user vector=<n> tasks_per_s=<x>
+ *   BENCH user vector=<n> tasks_per_s=<x>	(hot, one producer per CPU)
+ *   BENCH user-<workload> vector=<n> producers=<n> tasks_per_s=<x>
  *
  * usage: tdbench [rounds [tasks]]   (default 11 rounds of 65536 tasks)
  */
@@ -32,7 +36,9 @@
 #include <linux/tdispatch.h>
 
 #define MAX_ROUNDS	15
+#define MAX_PRODUCERS	64
 #define BATCH		1024
+#define HOT_IDS		1024
 #define SEC		1000000000ULL
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -40,131 +46,224 @@
 static const unsigned int vectors[] = { 1, 16, 256, 1024 };
 #define NR_VECTORS	ARRAY_SIZE(vectors)
 
+static const struct workload {
+	const char *name;
+	int hot;
+	int per_cpu;
+} workloads[] = {
+	{ "hot", 1, 1 },	/* the target's */
+	{ "cold", 0, 1 },
+	{ "hot", 1, 0 },
+	{ "cold", 0, 0 },
+};
+#define NR_WORKLOADS	ARRAY_SIZE(workloads)
+
 static unsigned int tasks = 65536;
+static unsigned int nr_cpus;
 
 struct run {
 	int fd;
-	unsigned long long taken;
+	unsigned int vec;
+	int hot;
+	unsigned int producers;
+	pthread_barrier_t start;
+	volatile int submitted;		/* every producer returned */
+	unsigned long long last_ns;	/* the last outcome */
 	unsigned long long cpu_ns;	/* the worker thread's */
 	int err;
 };
 
-/* A figure's median, min and max over the rounds, per vector size. */
+struct producer {
+	struct run *r;
+	unsigned int nr;
+	pthread_t th;
+	unsigned long long first;	/* its first id */
+	unsigned long long cpu_ns;
+	int err;
+};
+
+/* A figure's median, min and max over the rounds, per workload and vector size. */
 struct fig {
 	unsigned long long v[MAX_ROUNDS];
 };
 
+static unsigned long long clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * SEC + ts.tv_nsec;
+}
+
 static unsigned long long now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * SEC + ts.tv_nsec;
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
-static unsigned long long thread_cpu_ns(void)
+static void die(const char *what, int err)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * SEC + ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "tdbench: %s: %s\n", what, strerror(errno));
+	fprintf(stderr, "tdbench: %s: %s\n", what, strerror(err));
 	exit(1);
 }
 
-/* The no-op worker: take and complete until every task was taken. */
+/* Nothing queued, pending or in flight: every accepted task has its outcome. */
+static int quiescent(int fd, unsigned long long *accepted)
+{
+	struct tdispatch_stats_user st = { .size = sizeof(st) };
+
+	if (ioctl(fd, TDISPATCH_IOC_STATS, &st))
+		die("stats", errno);
+	*accepted = st.accepted;
+	return !(st.queued + st.delayed + st.pending + st.in_flight);
+}
+
+/*
+ * The no-op worker: take and complete until the producers are done and
+ * nothing is left.  A TAKE's timeout only ends a wait with nothing to take,
+ * which happens at the end (or while the producers fill the first batch).
+ */
 static void *worker(void *arg)
 {
 	static struct tdispatch_ltask lt[BATCH];
 	static char buf[BATCH * 64];
 	struct run *r = arg;
+	unsigned long long acc;
 
-	while (r->taken < tasks) {
+	for (;;) {
 		struct tdispatch_take tk = {
-			.size = sizeof(tk), .timeout_ns = 10 * SEC,
+			.size = sizeof(tk), .timeout_ns = SEC / 100,
 			.tasks = (unsigned long)lt, .buf = (unsigned long)buf,
 			.max_tasks = BATCH, .buf_len = sizeof(buf),
 		};
 		struct tdispatch_complete c = { .size = sizeof(c) };
 
 		if (ioctl(r->fd, TDISPATCH_IOC_TAKE, &tk)) {
-			r->err = errno;
-			return NULL;
+			if (errno != ETIMEDOUT) {
+				r->err = errno;
+				break;
+			}
+		} else {
+			c.batch = tk.batch;
+			c.result = TDISPATCH_RESULT_SUCCESS;
+			if (ioctl(r->fd, TDISPATCH_IOC_COMPLETE, &c)) {
+				r->err = errno;
+				break;
+			}
+			r->last_ns = now_ns();
 		}
-		c.batch = tk.batch;
-		c.result = TDISPATCH_RESULT_SUCCESS;
-		if (ioctl(r->fd, TDISPATCH_IOC_COMPLETE, &c)) {
-			r->err = errno;
-			return NULL;
-		}
-		r->taken += tk.nr;
+		if (__atomic_load_n(&r->submitted, __ATOMIC_ACQUIRE) && quiescent(r->fd, &acc))
+			break;
 	}
-	r->cpu_ns = thread_cpu_ns();
+	r->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return NULL;
+}
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+	struct run *r = p->r;
+	unsigned long long payload = p->first, c0;
+	struct tdispatch_utask *ut;
+	unsigned int i, j;
+
+	ut = calloc(r->vec, sizeof(*ut));
+	if (!ut) {
+		p->err = ENOMEM;
+		return NULL;
+	}
+	pthread_barrier_wait(&r->start);
+	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (i = 0; i < p->nr; i += r->vec) {
+		struct tdispatch_submit s = {
+			.size = sizeof(s), .tasks = (unsigned long)ut,
+			.count = r->vec < p->nr - i ? r->vec : p->nr - i, .task_size = sizeof(ut[0]),
+		};
+
+		for (j = 0; j < s.count; j++) {
+			unsigned long long n = p->first + i + j;
+
+			ut[j] = (struct tdispatch_utask) {
+				.id = r->hot ? n % HOT_IDS : n,
+				.payload = (unsigned long)&payload,
+				.payload_len = sizeof(payload),
+			};
+		}
+		/* max_input and max_buffer hold every task: nothing is refused. */
+		if (ioctl(r->fd, TDISPATCH_IOC_SUBMIT, &s)) {
+			p->err = errno;
+			break;
+		}
+		if (s.accepted != s.count) {
+			p->err = -ut[0].status;
+			break;
+		}
+	}
+	p->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	free(ut);
 	return NULL;
 }
 
 /*
- * One run: tasks/s with @vec tasks per SUBMIT; @sub: the submitter's rate,
- * @scpu and @wcpu: the submitting and worker threads' CPU ns per task.
+ * One run: tasks/s with @vec tasks per SUBMIT; @sub: the submitting side's
+ * rate, @scpu and @wcpu: the producers' and the worker's CPU ns per task.
  */
-static unsigned long long run_once(unsigned int vec, unsigned int round,
+static unsigned long long run_once(unsigned int vec, const struct workload *w,
 				   unsigned long long *sub, unsigned long long *scpu,
 				   unsigned long long *wcpu)
 {
-	static struct tdispatch_utask ut[BATCH];
 	struct tdispatch_create c = {
 		.size = sizeof(c), .max_buffer = 65536, .max_batch = BATCH,
 		.workers = 1, .max_input = 65536, .lease_ns = 60 * SEC,
 	};
-	unsigned long long payload = round, t0, t1, c0;
-	struct run r = { 0 };
+	struct producer p[MAX_PRODUCERS] = { };
+	struct run r = { .vec = vec, .hot = w->hot };
+	unsigned long long t0, t1, acc, cpu = 0;
 	pthread_t th;
-	unsigned int i, j;
+	unsigned int i;
+	int err;
 
+	r.producers = w->per_cpu ? nr_cpus : 1;
 	r.fd = open("/dev/" TDISPATCH_DEV_NAME, O_RDWR | O_CLOEXEC);
 	if (r.fd < 0)
-		die("open");
+		die("open", errno);
 	snprintf(c.name, sizeof(c.name), "tdbench-%u", vec);
 	if (ioctl(r.fd, TDISPATCH_IOC_CREATE, &c))
-		die("create");
-	if (pthread_create(&th, NULL, worker, &r))
-		die("pthread_create");
+		die("create", errno);
+	pthread_barrier_init(&r.start, NULL, r.producers + 1);
+	for (i = 0; i < r.producers; i++) {
+		p[i].r = &r;
+		p[i].nr = tasks / r.producers;
+		p[i].first = (unsigned long long)i * tasks;
+		err = pthread_create(&p[i].th, NULL, produce, &p[i]);
+		if (err)
+			die("pthread_create", err);
+	}
+	err = pthread_create(&th, NULL, worker, &r);
+	if (err)
+		die("pthread_create", err);
 	t0 = now_ns();
-	c0 = thread_cpu_ns();
-	for (i = 0; i < tasks; i += vec) {
-		struct tdispatch_submit s = {
-			.size = sizeof(s), .tasks = (unsigned long)ut,
-			.count = vec < tasks - i ? vec : tasks - i, .task_size = sizeof(ut[0]),
-		};
-
-		for (j = 0; j < s.count; j++)
-			ut[j] = (struct tdispatch_utask) {
-				.id = i + j, .payload = (unsigned long)&payload,
-				.payload_len = sizeof(payload),
-			};
-		/* max_input and max_buffer hold every task: nothing is refused. */
-		if (ioctl(r.fd, TDISPATCH_IOC_SUBMIT, &s))
-			die("submit");
-		if (s.accepted != s.count) {
-			errno = -ut[0].status;
-			die("a task was refused");
-		}
+	pthread_barrier_wait(&r.start);
+	for (i = 0; i < r.producers; i++) {
+		pthread_join(p[i].th, NULL);
+		if (p[i].err)
+			die("a producer", p[i].err);
+		cpu += p[i].cpu_ns;
 	}
-	*sub = (unsigned long long)tasks * SEC / (now_ns() - t0 ? now_ns() - t0 : 1);
-	*scpu = (thread_cpu_ns() - c0) / tasks;
-	pthread_join(th, NULL);
-	*wcpu = r.cpu_ns / tasks;
 	t1 = now_ns();
-	if (r.err) {
-		errno = r.err;
-		die("worker");
-	}
+	__atomic_store_n(&r.submitted, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	if (r.err)
+		die("worker", r.err);
+	quiescent(r.fd, &acc);
 	close(r.fd);
-	return r.taken * SEC / (t1 - t0 ? t1 - t0 : 1);
+	pthread_barrier_destroy(&r.start);
+	*sub = acc * SEC / (t1 - t0 ? t1 - t0 : 1);
+	*scpu = cpu / acc;
+	*wcpu = r.cpu_ns / acc;
+	/* The last outcome may come before the last SUBMIT returns. */
+	if (r.last_ns < t1)
+		r.last_ns = t1;
+	return acc * SEC / (r.last_ns - t0 ? r.last_ns - t0 : 1);
 }
 
 static int cmp(const void *a, const void *b)
@@ -181,35 +280,62 @@ static unsigned long long median(struct fig *f, unsigned int rounds)
 	return f->v[rounds / 2];
 }
 
-int main(int argc, char **argv)
-{
-	static struct fig res[NR_VECTORS], sub[NR_VECTORS], scpu[NR_VECTORS], wcpu[NR_VECTORS];
-	unsigned int rounds = argc > 1 ? atoi(argv[1]) : 11, v, i;
-	unsigned long long base;
+static struct fig res[NR_WORKLOADS][NR_VECTORS], sub[NR_WORKLOADS][NR_VECTORS],
+		  scpu[NR_WORKLOADS][NR_VECTORS], wcpu[NR_WORKLOADS][NR_VECTORS];
 
-	if (argc > 2)
-		tasks = atoi(argv[2]);
-	if (!rounds || rounds > MAX_ROUNDS || !tasks)
-		return 2;
-	for (i = 0; i < rounds; i++)
-		for (v = 0; v < NR_VECTORS; v++)
-			res[v].v[i] = run_once(vectors[v], i, &sub[v].v[i], &scpu[v].v[i],
-					       &wcpu[v].v[i]);
-	printf("# %u tasks of distinct ids per run, %u interleaved rounds, ", tasks, rounds);
+static unsigned int producers(const struct workload *w)
+{
+	return w->per_cpu ? nr_cpus : 1;
+}
+
+static void table(unsigned int wl, unsigned int rounds)
+{
+	const struct workload *w = &workloads[wl];
+	unsigned long long base = median(&res[wl][0], rounds);
+	unsigned int v;
+
+	printf("# %s: %u tasks of %s ids per run, %u producer(s), %u interleaved rounds, ",
+	       w->name, tasks, w->hot ? "1024" : "distinct", producers(w), rounds);
 	printf("a no-op worker taking up to %u per batch\n", BATCH);
 	printf("| tasks per SUBMIT | tasks/s median | min | max | vs 1 | submitting side |");
-	printf(" submitter CPU ns/task | worker CPU ns/task |\n");
+	printf(" producer CPU ns/task | worker CPU ns/task |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
-	base = median(&res[0], rounds);
 	for (v = 0; v < NR_VECTORS; v++) {
-		unsigned long long m = median(&res[v], rounds);
+		unsigned long long m = median(&res[wl][v], rounds);
 
 		printf("| %u | %llu | %llu | %llu | %.1fx | %llu | %llu | %llu |\n", vectors[v],
-		       m, res[v].v[0], res[v].v[rounds - 1], (double)m / (base ? base : 1),
-		       median(&sub[v], rounds), median(&scpu[v], rounds),
-		       median(&wcpu[v], rounds));
+		       m, res[wl][v].v[0], res[wl][v].v[rounds - 1], (double)m / (base ? base : 1),
+		       median(&sub[wl][v], rounds), median(&scpu[wl][v], rounds),
+		       median(&wcpu[wl][v], rounds));
 	}
-	for (v = 0; v < NR_VECTORS; v++)
-		printf("BENCH user vector=%u tasks_per_s=%llu\n", vectors[v], res[v].v[rounds / 2]);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int rounds = argc > 1 ? atoi(argv[1]) : 11, v, i, wl;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	nr_cpus = n < 1 ? 1 : n > MAX_PRODUCERS ? MAX_PRODUCERS : n;
+	if (argc > 2)
+		tasks = atoi(argv[2]);
+	if (!rounds || rounds > MAX_ROUNDS || tasks < nr_cpus)
+		return 2;
+	for (i = 0; i < rounds; i++)
+		for (wl = 0; wl < NR_WORKLOADS; wl++)
+			for (v = 0; v < NR_VECTORS; v++)
+				res[wl][v].v[i] = run_once(vectors[v], &workloads[wl],
+							   &sub[wl][v].v[i], &scpu[wl][v].v[i],
+							   &wcpu[wl][v].v[i]);
+	for (wl = 0; wl < NR_WORKLOADS; wl++)
+		table(wl, rounds);
+	for (wl = 0; wl < NR_WORKLOADS; wl++)
+		for (v = 0; v < NR_VECTORS; v++) {
+			if (!wl)
+				printf("BENCH user vector=%u", vectors[v]);
+			else
+				printf("BENCH user-%s vector=%u producers=%u", workloads[wl].name,
+				       vectors[v], producers(&workloads[wl]));
+			printf(" tasks_per_s=%llu\n", res[wl][v].v[rounds / 2]);
+		}
 	return 0;
 }
