@@ -190,8 +190,21 @@ static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool 
 	ut->x.task.flags = TD_TASK_EXT;
 	ut->p.len = len;
 	ut->p.held = bytes;
-	if (!td_vec_copy_from_user(v, ut->p.data, u64_to_user_ptr(uptr), len))
+	if (len <= TD_UTASK_SMALL) {
+		u8 bounce[TD_UTASK_SMALL];
+
+		/*
+		 * Through the stack: the hardened usercopy check of a copy of
+		 * a size known only at run time is cheap for a stack object,
+		 * and costs more than the copy for a heap one.
+		 */
+		if (!td_vec_copy_from_user(v, bounce, u64_to_user_ptr(uptr), len)) {
+			memcpy(ut->p.data, bounce, len);
+			return ut;
+		}
+	} else if (!td_vec_copy_from_user(v, ut->p.data, u64_to_user_ptr(uptr), len)) {
 		return ut;
+	}
 	td_payload_free(u, &ut->p);
 	return ERR_PTR(-EFAULT);
 }
@@ -421,9 +434,18 @@ static int td_take_copy(struct tdispatch_take *tk, struct tdispatch_batch *b)
 
 		if (off + p->len > tk->buf_len)
 			return -ENOSPC;
-		if (copy_to_user(&out[i], &lt, sizeof(lt)) ||
-		    copy_to_user(buf + off, p->data, p->len))
+		if (copy_to_user(&out[i], &lt, sizeof(lt)))
 			return -EFAULT;
+		if (p->len <= TD_UTASK_SMALL) {
+			u8 bounce[TD_UTASK_SMALL];
+
+			/* As in td_utask_new(): cheaper to check from the stack. */
+			memcpy(bounce, p->data, p->len);
+			if (copy_to_user(buf + off, bounce, p->len))
+				return -EFAULT;
+		} else if (copy_to_user(buf + off, p->data, p->len)) {
+			return -EFAULT;
+		}
 		off += p->len;
 	}
 	return 0;

@@ -16,7 +16,9 @@
  * CPU time the producers and the worker used per task (a producer whose
  * CPU time is its wall time never waited: the submit path bounds it; one
  * with less was preempted by the engine's threads, with which it shares
- * the CPUs), then one line per size and workload:
+ * the CPUs).  Then the floor of the call: ns per task of vectors whose
+ * tasks are all refused before anything is allocated.  Last, one line per
+ * size and workload:
  *
  *   BENCH user vector=<n> tasks_per_s=<x>	(hot, one producer per CPU)
  *   BENCH user-<workload> vector=<n> producers=<n> tasks_per_s=<x>
@@ -56,6 +58,7 @@ static const struct workload {
 	{ "hot", 1, 0 },
 	{ "cold", 0, 0 },
 };
+
 #define NR_WORKLOADS	ARRAY_SIZE(workloads)
 
 static unsigned int tasks = 65536;
@@ -67,7 +70,7 @@ struct run {
 	int hot;
 	unsigned int producers;
 	pthread_barrier_t start;
-	volatile int submitted;		/* every producer returned */
+	int submitted;			/* every producer returned: atomic */
 	unsigned long long last_ns;	/* the last outcome */
 	unsigned long long cpu_ns;	/* the worker thread's */
 	int err;
@@ -176,7 +179,8 @@ static void *produce(void *arg)
 	for (i = 0; i < p->nr; i += r->vec) {
 		struct tdispatch_submit s = {
 			.size = sizeof(s), .tasks = (unsigned long)ut,
-			.count = r->vec < p->nr - i ? r->vec : p->nr - i, .task_size = sizeof(ut[0]),
+			.count = r->vec < p->nr - i ? r->vec : p->nr - i,
+			.task_size = sizeof(ut[0]),
 		};
 
 		for (j = 0; j < s.count; j++) {
@@ -266,6 +270,50 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	return acc * SEC / (r.last_ns - t0 ? r.last_ns - t0 : 1);
 }
 
+/*
+ * The floor of a SUBMIT: ns per task for a vector of @vec tasks that are
+ * all refused (an unknown flag: EINVAL, counted) before any is allocated,
+ * so what is left is the call, the copy of each element and its status
+ * written back.
+ */
+static unsigned long long floor_ns(unsigned int vec)
+{
+	struct tdispatch_create c = {
+		.size = sizeof(c), .max_buffer = 1024, .max_batch = 1, .workers = 1,
+	};
+	static struct tdispatch_utask ut[BATCH];
+	unsigned long long payload = 0, t0;
+	unsigned int i, j;
+	int fd;
+
+	fd = open("/dev/" TDISPATCH_DEV_NAME, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open", errno);
+	snprintf(c.name, sizeof(c.name), "tdbench-floor");
+	if (ioctl(fd, TDISPATCH_IOC_CREATE, &c))
+		die("create", errno);
+	for (j = 0; j < vec; j++)
+		ut[j] = (struct tdispatch_utask) {
+			.id = j, .payload = (unsigned long)&payload,
+			.payload_len = sizeof(payload), .flags = 1U << 31,
+		};
+	t0 = now_ns();
+	for (i = 0; i < tasks; i += vec) {
+		struct tdispatch_submit s = {
+			.size = sizeof(s), .tasks = (unsigned long)ut, .count = vec,
+			.task_size = sizeof(ut[0]),
+		};
+
+		if (ioctl(fd, TDISPATCH_IOC_SUBMIT, &s))
+			die("submit", errno);
+		if (s.accepted || ut[0].status != -EINVAL)
+			die("a task with an unknown flag", EPROTO);
+	}
+	t0 = now_ns() - t0;
+	close(fd);
+	return t0 / ((tasks + vec - 1) / vec * vec);
+}
+
 static int cmp(const void *a, const void *b)
 {
 	unsigned long long x = *(const unsigned long long *)a;
@@ -281,7 +329,8 @@ static unsigned long long median(struct fig *f, unsigned int rounds)
 }
 
 static struct fig res[NR_WORKLOADS][NR_VECTORS], sub[NR_WORKLOADS][NR_VECTORS],
-		  scpu[NR_WORKLOADS][NR_VECTORS], wcpu[NR_WORKLOADS][NR_VECTORS];
+		  scpu[NR_WORKLOADS][NR_VECTORS], wcpu[NR_WORKLOADS][NR_VECTORS],
+		  floors[NR_VECTORS];
 
 static unsigned int producers(const struct workload *w)
 {
@@ -328,6 +377,18 @@ int main(int argc, char **argv)
 							   &wcpu[wl][v].v[i]);
 	for (wl = 0; wl < NR_WORKLOADS; wl++)
 		table(wl, rounds);
+	for (i = 0; i < rounds; i++)
+		for (v = 0; v < NR_VECTORS; v++)
+			floors[v].v[i] = floor_ns(vectors[v]);
+	printf("# the floor: ns per task of SUBMITs whose tasks are all refused");
+	printf(" before allocation\n");
+	printf("| tasks per SUBMIT | ns per task median | min | max |\n|---|---|---|---|\n");
+	for (v = 0; v < NR_VECTORS; v++) {
+		unsigned long long m = median(&floors[v], rounds);
+
+		printf("| %u | %llu | %llu | %llu |\n", vectors[v], m, floors[v].v[0],
+		       floors[v].v[rounds - 1]);
+	}
 	for (wl = 0; wl < NR_WORKLOADS; wl++)
 		for (v = 0; v < NR_VECTORS; v++) {
 			if (!wl)
