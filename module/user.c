@@ -162,6 +162,33 @@ static void td_payload_free(struct td_user *u, struct td_payload *p)
 }
 
 /*
+ * A small payload is copied through the stack: the hardened usercopy check
+ * of a copy whose size is known only at run time is cheap for a stack
+ * object and, for a heap one, costs more than the copy.
+ */
+static int td_payload_copy_in(struct td_vec *v, struct td_payload *p, const void __user *from)
+{
+	u8 bounce[TD_UTASK_SMALL];
+
+	if (p->len > TD_UTASK_SMALL)
+		return td_vec_copy_from_user(v, p->data, from, p->len);
+	if (td_vec_copy_from_user(v, bounce, from, p->len))
+		return -EFAULT;
+	memcpy(p->data, bounce, p->len);
+	return 0;
+}
+
+static int td_payload_copy_out(void __user *to, const struct td_payload *p)
+{
+	u8 bounce[TD_UTASK_SMALL];
+
+	if (p->len > TD_UTASK_SMALL)
+		return copy_to_user(to, p->data, p->len) ? -EFAULT : 0;
+	memcpy(bounce, p->data, p->len);
+	return copy_to_user(to, bounce, p->len) ? -EFAULT : 0;
+}
+
+/*
  * A user's task with its payload of @len bytes at @uptr, copied in and
  * counted against the dispatcher's bound; give it back with
  * td_payload_free().
@@ -190,21 +217,8 @@ static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool 
 	ut->x.task.flags = TD_TASK_EXT;
 	ut->p.len = len;
 	ut->p.held = bytes;
-	if (len <= TD_UTASK_SMALL) {
-		u8 bounce[TD_UTASK_SMALL];
-
-		/*
-		 * Through the stack: the hardened usercopy check of a copy of
-		 * a size known only at run time is cheap for a stack object,
-		 * and costs more than the copy for a heap one.
-		 */
-		if (!td_vec_copy_from_user(v, bounce, u64_to_user_ptr(uptr), len)) {
-			memcpy(ut->p.data, bounce, len);
-			return ut;
-		}
-	} else if (!td_vec_copy_from_user(v, ut->p.data, u64_to_user_ptr(uptr), len)) {
+	if (!td_payload_copy_in(v, &ut->p, u64_to_user_ptr(uptr)))
 		return ut;
-	}
 	td_payload_free(u, &ut->p);
 	return ERR_PTR(-EFAULT);
 }
@@ -434,18 +448,8 @@ static int td_take_copy(struct tdispatch_take *tk, struct tdispatch_batch *b)
 
 		if (off + p->len > tk->buf_len)
 			return -ENOSPC;
-		if (copy_to_user(&out[i], &lt, sizeof(lt)))
+		if (copy_to_user(&out[i], &lt, sizeof(lt)) || td_payload_copy_out(buf + off, p))
 			return -EFAULT;
-		if (p->len <= TD_UTASK_SMALL) {
-			u8 bounce[TD_UTASK_SMALL];
-
-			/* As in td_utask_new(): cheaper to check from the stack. */
-			memcpy(bounce, p->data, p->len);
-			if (copy_to_user(buf + off, bounce, p->len))
-				return -EFAULT;
-		} else if (copy_to_user(buf + off, p->data, p->len)) {
-			return -EFAULT;
-		}
 		off += p->len;
 	}
 	return 0;

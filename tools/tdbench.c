@@ -12,18 +12,18 @@
  * queued, pending or in flight).  Workloads and vector sizes are run in
  * interleaved rounds and the medians, with min and max, printed, beside
  * the submitting side's own rate (tasks over the time until the last
- * SUBMIT returned: what bounds the whole when it is close to it) and the
- * CPU time the producers and the worker used per task (a producer whose
- * CPU time is its wall time never waited: the submit path bounds it; one
- * with less was preempted by the engine's threads, with which it shares
- * the CPUs).  Then the floor of the call: ns per task of vectors whose
- * tasks are all refused before anything is allocated.  Last, one line per
- * size and workload:
+ * SUBMIT returned: what bounds the whole when it is close to it), the CPU
+ * time the producers and the worker used per task, and the share of the
+ * producers' time they ran (at 100% the submit path bounds them; below,
+ * the engine's threads, with which they share the CPUs, preempted them).
+ * A run that loses, drops or fails a task fails.  Then the floor of the
+ * call: ns per task of vectors whose tasks are all refused before anything
+ * is allocated.  Last, one line per size and workload:
  *
  *   BENCH user vector=<n> tasks_per_s=<x>	(hot, one producer per CPU)
  *   BENCH user-<workload> vector=<n> producers=<n> tasks_per_s=<x>
  *
- * usage: tdbench [rounds [tasks]]   (default 11 rounds of 65536 tasks)
+ * usage: tdbench [rounds [tasks]]   (default 11 rounds of 65536 tasks, the most)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +39,7 @@
 
 #define MAX_ROUNDS	15
 #define MAX_PRODUCERS	64
+#define MAX_TASKS	65536
 #define BATCH		1024
 #define HOT_IDS		1024
 #define SEC		1000000000ULL
@@ -82,6 +83,7 @@ struct producer {
 	pthread_t th;
 	unsigned long long first;	/* its first id */
 	unsigned long long cpu_ns;
+	unsigned long long t0, t1;	/* before its first SUBMIT, after its last */
 	int err;
 };
 
@@ -110,14 +112,12 @@ static void die(const char *what, int err)
 }
 
 /* Nothing queued, pending or in flight: every accepted task has its outcome. */
-static int quiescent(int fd, unsigned long long *accepted)
+static int quiescent(int fd, struct tdispatch_stats_user *st)
 {
-	struct tdispatch_stats_user st = { .size = sizeof(st) };
-
-	if (ioctl(fd, TDISPATCH_IOC_STATS, &st))
+	*st = (struct tdispatch_stats_user) { .size = sizeof(*st) };
+	if (ioctl(fd, TDISPATCH_IOC_STATS, st))
 		die("stats", errno);
-	*accepted = st.accepted;
-	return !(st.queued + st.delayed + st.pending + st.in_flight);
+	return !(st->queued + st->delayed + st->pending + st->in_flight);
 }
 
 /*
@@ -129,8 +129,8 @@ static void *worker(void *arg)
 {
 	static struct tdispatch_ltask lt[BATCH];
 	static char buf[BATCH * 64];
+	struct tdispatch_stats_user st;
 	struct run *r = arg;
-	unsigned long long acc;
 
 	for (;;) {
 		struct tdispatch_take tk = {
@@ -154,7 +154,7 @@ static void *worker(void *arg)
 			}
 			r->last_ns = now_ns();
 		}
-		if (__atomic_load_n(&r->submitted, __ATOMIC_ACQUIRE) && quiescent(r->fd, &acc))
+		if (__atomic_load_n(&r->submitted, __ATOMIC_ACQUIRE) && quiescent(r->fd, &st))
 			break;
 	}
 	r->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -176,6 +176,7 @@ static void *produce(void *arg)
 	}
 	pthread_barrier_wait(&r->start);
 	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	p->t0 = now_ns();
 	for (i = 0; i < p->nr; i += r->vec) {
 		struct tdispatch_submit s = {
 			.size = sizeof(s), .tasks = (unsigned long)ut,
@@ -192,7 +193,7 @@ static void *produce(void *arg)
 				.payload_len = sizeof(payload),
 			};
 		}
-		/* max_input and max_buffer hold every task: nothing is refused. */
+		/* max_input and max_buffer hold every task (MAX_TASKS): nothing is refused. */
 		if (ioctl(r->fd, TDISPATCH_IOC_SUBMIT, &s)) {
 			p->err = errno;
 			break;
@@ -202,6 +203,7 @@ static void *produce(void *arg)
 			break;
 		}
 	}
+	p->t1 = now_ns();
 	p->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	free(ut);
 	return NULL;
@@ -209,11 +211,13 @@ static void *produce(void *arg)
 
 /*
  * One run: tasks/s with @vec tasks per SUBMIT; @sub: the submitting side's
- * rate, @scpu and @wcpu: the producers' and the worker's CPU ns per task.
+ * rate, @scpu and @wcpu: the producers' and the worker's CPU ns per task,
+ * @busy: the share of their time (first SUBMIT to last) the producers ran,
+ * in thousandths.
  */
 static unsigned long long run_once(unsigned int vec, const struct workload *w,
 				   unsigned long long *sub, unsigned long long *scpu,
-				   unsigned long long *wcpu)
+				   unsigned long long *wcpu, unsigned long long *busy)
 {
 	struct tdispatch_create c = {
 		.size = sizeof(c), .max_buffer = 65536, .max_batch = BATCH,
@@ -221,7 +225,8 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	};
 	struct producer p[MAX_PRODUCERS] = { };
 	struct run r = { .vec = vec, .hot = w->hot };
-	unsigned long long t0, t1, acc, cpu = 0;
+	unsigned long long t0 = ~0ULL, t1 = 0, acc, cpu = 0;
+	struct tdispatch_stats_user st;
 	pthread_t th;
 	unsigned int i;
 	int err;
@@ -236,7 +241,7 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	pthread_barrier_init(&r.start, NULL, r.producers + 1);
 	for (i = 0; i < r.producers; i++) {
 		p[i].r = &r;
-		p[i].nr = tasks / r.producers;
+		p[i].nr = tasks / r.producers + (i < tasks % r.producers);
 		p[i].first = (unsigned long long)i * tasks;
 		err = pthread_create(&p[i].th, NULL, produce, &p[i]);
 		if (err)
@@ -245,25 +250,30 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	err = pthread_create(&th, NULL, worker, &r);
 	if (err)
 		die("pthread_create", err);
-	t0 = now_ns();
 	pthread_barrier_wait(&r.start);
 	for (i = 0; i < r.producers; i++) {
 		pthread_join(p[i].th, NULL);
 		if (p[i].err)
 			die("a producer", p[i].err);
 		cpu += p[i].cpu_ns;
+		t0 = p[i].t0 < t0 ? p[i].t0 : t0;
+		t1 = p[i].t1 > t1 ? p[i].t1 : t1;
 	}
-	t1 = now_ns();
 	__atomic_store_n(&r.submitted, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	if (r.err)
 		die("worker", r.err);
-	quiescent(r.fd, &acc);
+	quiescent(r.fd, &st);
 	close(r.fd);
 	pthread_barrier_destroy(&r.start);
+	/* Every task accepted, and each ended done or merged into a newer one. */
+	acc = st.accepted;
+	if (acc != tasks || st.done + st.overridden != acc)
+		die("a task was lost, dropped or failed", EPROTO);
 	*sub = acc * SEC / (t1 - t0 ? t1 - t0 : 1);
 	*scpu = cpu / acc;
 	*wcpu = r.cpu_ns / acc;
+	*busy = cpu * 1000 / (r.producers * (t1 - t0 ? t1 - t0 : 1));
 	/* The last outcome may come before the last SUBMIT returns. */
 	if (r.last_ns < t1)
 		r.last_ns = t1;
@@ -280,6 +290,7 @@ static unsigned long long floor_ns(unsigned int vec)
 {
 	struct tdispatch_create c = {
 		.size = sizeof(c), .max_buffer = 1024, .max_batch = 1, .workers = 1,
+		.max_input = 1024, .lease_ns = 60 * SEC,
 	};
 	static struct tdispatch_utask ut[BATCH];
 	unsigned long long payload = 0, t0;
@@ -311,7 +322,7 @@ static unsigned long long floor_ns(unsigned int vec)
 	}
 	t0 = now_ns() - t0;
 	close(fd);
-	return t0 / ((tasks + vec - 1) / vec * vec);
+	return t0 / ((tasks + vec - 1) / vec * (unsigned long long)vec);
 }
 
 static int cmp(const void *a, const void *b)
@@ -330,13 +341,14 @@ static unsigned long long median(struct fig *f, unsigned int rounds)
 
 static struct fig res[NR_WORKLOADS][NR_VECTORS], sub[NR_WORKLOADS][NR_VECTORS],
 		  scpu[NR_WORKLOADS][NR_VECTORS], wcpu[NR_WORKLOADS][NR_VECTORS],
-		  floors[NR_VECTORS];
+		  busy[NR_WORKLOADS][NR_VECTORS], floors[NR_VECTORS];
 
 static unsigned int producers(const struct workload *w)
 {
 	return w->per_cpu ? nr_cpus : 1;
 }
 
+/* Sorts each figure: a median's v[0] and v[rounds - 1] are then min and max. */
 static void table(unsigned int wl, unsigned int rounds)
 {
 	const struct workload *w = &workloads[wl];
@@ -347,34 +359,40 @@ static void table(unsigned int wl, unsigned int rounds)
 	       w->name, tasks, w->hot ? "1024" : "distinct", producers(w), rounds);
 	printf("a no-op worker taking up to %u per batch\n", BATCH);
 	printf("| tasks per SUBMIT | tasks/s median | min | max | vs 1 | submitting side |");
-	printf(" producer CPU ns/task | worker CPU ns/task |\n");
-	printf("|---|---|---|---|---|---|---|---|\n");
+	printf(" producer CPU ns/task | producers ran | worker CPU ns/task |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (v = 0; v < NR_VECTORS; v++) {
 		unsigned long long m = median(&res[wl][v], rounds);
 
-		printf("| %u | %llu | %llu | %llu | %.1fx | %llu | %llu | %llu |\n", vectors[v],
-		       m, res[wl][v].v[0], res[wl][v].v[rounds - 1], (double)m / (base ? base : 1),
-		       median(&sub[wl][v], rounds), median(&scpu[wl][v], rounds),
+		printf("| %u | %llu | %llu | %llu | %.1fx | %llu | %llu | %.1f%% | %llu |\n",
+		       vectors[v], m, res[wl][v].v[0], res[wl][v].v[rounds - 1],
+		       (double)m / (base ? base : 1), median(&sub[wl][v], rounds),
+		       median(&scpu[wl][v], rounds), median(&busy[wl][v], rounds) / 10.0,
 		       median(&wcpu[wl][v], rounds));
 	}
 }
 
 int main(int argc, char **argv)
 {
-	unsigned int rounds = argc > 1 ? atoi(argv[1]) : 11, v, i, wl;
+	unsigned long rounds = argc > 1 ? strtoul(argv[1], NULL, 0) : 11;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int v, i, wl;
 
 	nr_cpus = n < 1 ? 1 : n > MAX_PRODUCERS ? MAX_PRODUCERS : n;
 	if (argc > 2)
-		tasks = atoi(argv[2]);
-	if (!rounds || rounds > MAX_ROUNDS || tasks < nr_cpus)
+		tasks = strtoul(argv[2], NULL, 0);
+	/* max_buffer and max_input hold every task: none is dropped or refused. */
+	if (!rounds || rounds > MAX_ROUNDS || tasks < nr_cpus || tasks > MAX_TASKS) {
+		fprintf(stderr, "usage: tdbench [rounds (1-%u) [tasks (%u-%u)]]\n", MAX_ROUNDS,
+			nr_cpus, MAX_TASKS);
 		return 2;
+	}
 	for (i = 0; i < rounds; i++)
 		for (wl = 0; wl < NR_WORKLOADS; wl++)
 			for (v = 0; v < NR_VECTORS; v++)
 				res[wl][v].v[i] = run_once(vectors[v], &workloads[wl],
 							   &sub[wl][v].v[i], &scpu[wl][v].v[i],
-							   &wcpu[wl][v].v[i]);
+							   &wcpu[wl][v].v[i], &busy[wl][v].v[i]);
 	for (wl = 0; wl < NR_WORKLOADS; wl++)
 		table(wl, rounds);
 	for (i = 0; i < rounds; i++)
