@@ -257,11 +257,14 @@ static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispat
 
 	/*
 	 * Idle, not uninterruptible: nobody may take it for a long time, and
-	 * a TAKE may copy it out for as long as the user's memory takes.
+	 * a TAKE may copy it out for as long as the user's memory takes.  The
+	 * lease in ticks is rounded up, plus the tick the wait begins part
+	 * way into: it never ends early (250 ms at HZ=250 had been 63 ticks
+	 * from up to a tick into the first, so as little as 248 ms).
 	 */
 	wait_event_idle(u->lease_wait, td_lease_left(&l));
 	wait_event_idle_timeout(u->lease_wait, td_lease_ended(&l),
-				nsecs_to_jiffies(u->lease_ns) + 1);
+				nsecs_to_jiffies(u->lease_ns + TICK_NSEC - 1) + 1);
 
 	mutex_lock(&u->lock);
 	if (l.state == TD_LEASE_DONE) {
