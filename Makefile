@@ -10,6 +10,7 @@
 #   make bench BENCH_KERNEL=rt   the same on another kernel (6.1, rt, debug)
 #   make bench BENCH_ARGS="reps=1"  with module parameters for every benchmark
 #   make bench BENCH_ONLY=td_timer_bench   only those benchmarks (module names, tdbench)
+#   make bench BENCH_BEFORE=<rev>   tdbench against that revision's module, same boot
 #   make fuzz            run the ioctl fuzzer alone in a VM (KERNEL=6.12 SEED= CALLS=)
 #   make demo            boot the VM with the module and show it working
 #   make vm              boot the VM with the module and give a shell
@@ -68,7 +69,7 @@ lint:
 bench:
 	scripts/deps.sh
 	BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" BENCH_ONLY="$(BENCH_ONLY)" \
-		scripts/bench.sh
+		BENCH_BEFORE="$(BENCH_BEFORE)" BENCH_AB_ROUNDS="$(BENCH_AB_ROUNDS)" scripts/bench.sh
 
 fuzz:
 	KERNEL="$(KERNEL)" SEED="$(SEED)" CALLS="$(CALLS)" scripts/fuzz.sh

@@ -8,6 +8,11 @@
 #                       the debug kernel's run shorter
 #   BENCH_ONLY="td_timer_bench"   only these benchmarks: module names, or
 #                       tdbench (the userspace one)
+#   BENCH_BEFORE=<git revision>   also compare tdbench against tdispatch.ko as
+#                       built from that revision, in the same boot: the two
+#                       modules are loaded in turn, BENCH_AB_ROUNDS (5) times
+#                       each, one tdbench round per load, and the medians of
+#                       each BENCH user line are compared
 #   VM_TIMEOUT=1800     seconds before the VM counts as hung
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -20,6 +25,18 @@ out=$TD_BUILD/bench-$k
 td_log "bench $k: building modules against $td_kdir"
 td_build_modules "$td_kdir" "$out"
 printf '%s\n' "${BENCH_ARGS:-}" >"$out/mod/bench/args"
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	# The module alone from that revision: tdbench only sees the ABI.
+	before=$(mktemp -d)
+	trap 'rm -rf "$before"' EXIT
+	git -C "$TD_TOP" archive "$BENCH_BEFORE" Kbuild VERSION module uapi |
+		tar -x -C "$before" || td_die "BENCH_BEFORE=$BENCH_BEFORE: no such revision"
+	td_log "bench $k: building tdispatch.ko of $BENCH_BEFORE"
+	(TD_TOP=$before td_build_modules "$td_kdir" "$before/out")
+	mkdir -p "$out/mod/before"
+	cp "$before/out/mod/tdispatch.ko" "$out/mod/before/"
+	printf '%s\n' "${BENCH_AB_ROUNDS:-5}" >"$out/mod/before/rounds"
+fi
 rm -rf "$out/user"
 mkdir -p "$out/user"
 if [ -n "${BENCH_ONLY:-}" ]; then
@@ -55,3 +72,23 @@ echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log"
 "$TD_TOP/scripts/ktap.py" "bench-$k" "$out/log"
 # Last, the machine-readable lines of every benchmark (medians).
 grep '^BENCH ' "$out/log/results.log" | tr -d '\r' || true
+# BENCH_BEFORE: each line's median over the loads of each module, and after/before.
+[ -z "${BENCH_BEFORE:-}" ] || grep '^BENCH-AB ' "$out/log/results.log" | tr -d '\r' |
+	awk '{ side = $2; v = $NF; sub(/^tasks_per_s=/, "", v); $1 = $2 = $NF = "";
+	       gsub(/^ +| +$/, ""); print $0 "|" side "|" v }' |
+	sort -t'|' -k1,1 -k2,2 -k3,3n |
+	awk -F'|' -v rev="$BENCH_BEFORE" '
+	function flush() {
+		if (n) m[key, side] = v[int((n + 1) / 2)]
+		n = 0
+	}
+	$1 != key || $2 != side { flush(); if ($1 != key) keys[++nk] = $1; key = $1; side = $2 }
+	{ v[++n] = $3 }
+	END {
+		flush()
+		for (i = 1; i <= nk; i++) {
+			b = m[keys[i], "before"]; a = m[keys[i], "after"]
+			printf "BENCH ab %s before=%s after=%s ratio=%.3f (before: %s)\n",
+				keys[i], b, a, b ? a / b : 0, rev
+		}
+	}'

@@ -185,6 +185,28 @@ run_test_modules() {
 	done
 }
 
+# make bench BENCH_BEFORE=: tdbench against an earlier tdispatch.ko in
+# this boot, the two loaded in turn, one round per load.
+run_bench_ab() {
+	echo "TD-KSFT-BEGIN tdbench-ab"
+	echo "1..1"
+	rc=0 i=0
+	while [ $i -lt "$(cat $mods/before/rounds)" ] && [ $rc = 0 ]; do
+		for side in before after; do
+			ko=$mods/tdispatch.ko
+			[ $side = before ] && ko=$mods/before/tdispatch.ko
+			rmmod tdispatch && insmod $ko || { rc=1; break; }
+			tdbench 1 >/tmp/ab.out || rc=1
+			sed -n "s/^BENCH /BENCH-AB $side /p" /tmp/ab.out
+		done
+		i=$((i + 1))
+	done
+	# Loaded as the run began, for the unload that ends it.
+	rmmod tdispatch && insmod $mods/tdispatch.ko || rc=1
+	[ "$rc" = 0 ] && echo "ok 1 tdbench-ab" || echo "not ok 1 tdbench-ab"
+	echo "TD-KSFT-END tdbench-ab rc=$rc"
+}
+
 # Benchmark modules measure while they load and keep the results in
 # debugfs; run them one at a time so that they do not disturb each other.
 run_bench_modules() {
@@ -209,6 +231,7 @@ run_bench_modules() {
 		tdbench || rc=$?
 		[ "$rc" = 0 ] && echo "ok 1 tdbench" || echo "not ok 1 tdbench"
 		echo "TD-KSFT-END tdbench rc=$rc"
+		[ -e $mods/before/tdispatch.ko ] && run_bench_ab
 	fi
 	step rmmod-tdispatch rmmod tdispatch
 }
