@@ -234,6 +234,22 @@ static bool td_lease_left(struct td_lease *l)
 	return READ_ONCE(l->state) > TD_LEASE_COPYING;
 }
 
+/*
+ * Wait out a taken lease: until it ends or lease_ns has passed by the
+ * monotonic clock.  The wait itself is in ticks, which never end early
+ * by jiffies, but jiffies can lag the clock by a few ticks (a stalled
+ * tick, as under TCG): the time left is looked at again after each.
+ */
+static void td_lease_wait(struct td_user *u, struct td_lease *l)
+{
+	u64 end = ktime_get_ns() + u->lease_ns;
+	u64 now;
+
+	while (!td_lease_ended(l) && (now = ktime_get_ns()) < end)
+		wait_event_idle_timeout(u->lease_wait, td_lease_ended(l),
+					nsecs_to_jiffies(end - now) + 1);
+}
+
 static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
 	struct td_user *u = tdispatch_priv(d);
@@ -257,14 +273,10 @@ static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispat
 
 	/*
 	 * Idle, not uninterruptible: nobody may take it for a long time, and
-	 * a TAKE may copy it out for as long as the user's memory takes.  The
-	 * lease in ticks is rounded up, plus the tick the wait begins part
-	 * way into: it never ends early (250 ms at HZ=250 had been 63 ticks
-	 * from up to a tick into the first, so as little as 248 ms).
+	 * a TAKE may copy it out for as long as the user's memory takes.
 	 */
 	wait_event_idle(u->lease_wait, td_lease_left(&l));
-	wait_event_idle_timeout(u->lease_wait, td_lease_ended(&l),
-				nsecs_to_jiffies(u->lease_ns + TICK_NSEC - 1) + 1);
+	td_lease_wait(u, &l);
 
 	mutex_lock(&u->lock);
 	if (l.state == TD_LEASE_DONE) {

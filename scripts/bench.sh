@@ -26,11 +26,20 @@ td_log "bench $k: building modules against $td_kdir"
 td_build_modules "$td_kdir" "$out"
 printf '%s\n' "${BENCH_ARGS:-}" >"$out/mod/bench/args"
 if [ -n "${BENCH_BEFORE:-}" ]; then
+	case " ${BENCH_ONLY:-tdbench} " in
+	*" tdbench "*) ;;
+	*) td_die "BENCH_BEFORE compares tdbench, which BENCH_ONLY=$BENCH_ONLY leaves out" ;;
+	esac
+	git -C "$TD_TOP" rev-parse --verify -q "$BENCH_BEFORE^{commit}" >/dev/null ||
+		td_die "BENCH_BEFORE=$BENCH_BEFORE: no such revision"
 	# The module alone from that revision: tdbench only sees the ABI.
 	before=$(mktemp -d)
 	trap 'rm -rf "$before"' EXIT
-	git -C "$TD_TOP" archive "$BENCH_BEFORE" Kbuild VERSION module uapi |
-		tar -x -C "$before" || td_die "BENCH_BEFORE=$BENCH_BEFORE: no such revision"
+	git -C "$TD_TOP" archive -o "$before/src.tar" "$BENCH_BEFORE" Kbuild module uapi ||
+		td_die "BENCH_BEFORE=$BENCH_BEFORE: cannot export its module"
+	tar -xf "$before/src.tar" -C "$before"
+	# Revisions before VERSION existed: the build reads it.
+	[ -e "$before/VERSION" ] || cp "$TD_TOP/VERSION" "$before/"
 	td_log "bench $k: building tdispatch.ko of $BENCH_BEFORE"
 	(TD_TOP=$before td_build_modules "$td_kdir" "$before/out")
 	mkdir -p "$out/mod/before"
@@ -67,7 +76,7 @@ VM_TCG=${VM_TCG:-multi} "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" 
 	"$out/log" "$tmo" || true
 
 sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p' "$out/log/results.log" | tr -d '\r' |
-	grep -v '^BENCH '
+	grep -v '^BENCH[ -]'
 echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log"
 "$TD_TOP/scripts/ktap.py" "bench-$k" "$out/log"
 # Last, the machine-readable lines of every benchmark (medians).
@@ -79,7 +88,7 @@ grep '^BENCH ' "$out/log/results.log" | tr -d '\r' || true
 	sort -t'|' -k1,1 -k2,2 -k3,3n |
 	awk -F'|' -v rev="$BENCH_BEFORE" '
 	function flush() {
-		if (n) m[key, side] = v[int((n + 1) / 2)]
+		if (n) m[key, side] = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 		n = 0
 	}
 	$1 != key || $2 != side { flush(); if ($1 != key) keys[++nk] = $1; key = $1; side = $2 }

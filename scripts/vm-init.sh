@@ -202,7 +202,8 @@ run_bench_ab() {
 		i=$((i + 1))
 	done
 	# Loaded as the run began, for the unload that ends it.
-	rmmod tdispatch && insmod $mods/tdispatch.ko || rc=1
+	grep -q '^tdispatch ' /proc/modules && rmmod tdispatch
+	insmod $mods/tdispatch.ko || rc=1
 	[ "$rc" = 0 ] && echo "ok 1 tdbench-ab" || echo "not ok 1 tdbench-ab"
 	echo "TD-KSFT-END tdbench-ab rc=$rc"
 }
