@@ -97,7 +97,7 @@ grep '^BENCH ' "$out/log/results.log" | tr -d '\r' || true
 		flush()
 		for (i = 1; i <= nk; i++) {
 			b = m[keys[i], "before"]; a = m[keys[i], "after"]
-			printf "BENCH ab %s before=%s after=%s ratio=%.3f (before: %s)\n",
+			printf "BENCH ab %s before=%.0f after=%.0f ratio=%.3f (before: %s)\n",
 				keys[i], b, a, b ? a / b : 0, rev
 		}
 	}'
