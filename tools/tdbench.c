@@ -111,6 +111,18 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
+/* A file of its own with the dispatcher @c. */
+static int open_dispatcher(struct tdispatch_create *c)
+{
+	int fd = open("/dev/" TDISPATCH_DEV_NAME, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		die("open", errno);
+	if (ioctl(fd, TDISPATCH_IOC_CREATE, c))
+		die("create", errno);
+	return fd;
+}
+
 /* Nothing queued, pending or in flight: every accepted task has its outcome. */
 static int quiescent(int fd, struct tdispatch_stats_user *st)
 {
@@ -232,12 +244,8 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	int err;
 
 	r.producers = w->per_cpu ? nr_cpus : 1;
-	r.fd = open("/dev/" TDISPATCH_DEV_NAME, O_RDWR | O_CLOEXEC);
-	if (r.fd < 0)
-		die("open", errno);
 	snprintf(c.name, sizeof(c.name), "tdbench-%u", vec);
-	if (ioctl(r.fd, TDISPATCH_IOC_CREATE, &c))
-		die("create", errno);
+	r.fd = open_dispatcher(&c);
 	pthread_barrier_init(&r.start, NULL, r.producers + 1);
 	for (i = 0; i < r.producers; i++) {
 		p[i].r = &r;
@@ -297,12 +305,8 @@ static unsigned long long floor_ns(unsigned int vec)
 	unsigned int i, j;
 	int fd;
 
-	fd = open("/dev/" TDISPATCH_DEV_NAME, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		die("open", errno);
 	snprintf(c.name, sizeof(c.name), "tdbench-floor");
-	if (ioctl(fd, TDISPATCH_IOC_CREATE, &c))
-		die("create", errno);
+	fd = open_dispatcher(&c);
 	for (j = 0; j < vec; j++)
 		ut[j] = (struct tdispatch_utask) {
 			.id = j, .payload = (unsigned long)&payload,
