@@ -8,6 +8,7 @@
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/list.h>
+#include <linux/list_bl.h>
 #include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
@@ -273,6 +274,7 @@ struct td_input {
 	unsigned long items_merged;	/* of those, found the item waiting */
 	unsigned long items_pushed;	/* items put on ->list */
 	unsigned long items_drained;	/* taken off it */
+	unsigned long merged;		/* user submissions merged into a task */
 } ____cacheline_aligned_in_smp;
 
 /* One batch a worker may hold; there are cfg.workers of them. */
@@ -416,6 +418,32 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		   struct td_vec *v);
 void td_vec_flush(struct td_vec *v);
 void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp);
+
+int td_submit_merged(struct tdispatch *d);
+
+/*
+ * A file's merge table (merge.c): the tasks whose payload a submission
+ * with %TDISPATCH_UTASK_MERGE may replace, one an id.
+ */
+struct td_merge_node {
+	struct hlist_bl_node node;
+	u64 id;
+};
+
+struct td_merge {
+	struct hlist_bl_head *heads;	/* 1 << bits; NULL until the first merge */
+	unsigned int bits;
+	hsiphash_key_t key;
+};
+
+void td_merge_init(struct td_merge *m, unsigned int max_buffer);
+void td_merge_free(struct td_merge *m);
+int td_merge_prepare(struct td_merge *m, struct td_vec *v);
+struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id) __acquires(bitlock);
+struct td_merge_node *td_merge_find(struct hlist_bl_head *b, u64 id);
+void td_merge_add(struct hlist_bl_head *b, struct td_merge_node *n, u64 id);
+void td_merge_del(struct td_merge_node *n);
+void td_merge_forget(struct td_merge *m, struct td_merge_node *n);
 
 /* Whether @v holds a wake-up or a clock reading that a sleep must not hold. */
 static inline bool td_vec_owes(const struct td_vec *v)

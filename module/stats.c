@@ -49,7 +49,7 @@ void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiti
 void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 {
 	const struct td_pending *p = &d->pending;
-	u64 accepted, rejected = 0, wakeups = 0, merged;
+	u64 accepted, rejected = 0, wakeups = 0, merged, umerged;
 	int cpu;
 
 	might_sleep();
@@ -92,11 +92,16 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 	 * tdispatch_submit_item()), so queued never counts below zero.
 	 */
 	merged = d->items_merged;
-	for_each_possible_cpu(cpu)
+	umerged = 0;
+	for_each_possible_cpu(cpu) {
 		merged += READ_ONCE(per_cpu_ptr(d->input, cpu)->items_merged);
+		/* A user's merge is counted once, accepted and overridden in one. */
+		umerged += READ_ONCE(per_cpu_ptr(d->input, cpu)->merged);
+	}
+	merged += umerged;
 	/* Pairs with smp_wmb() in tdispatch_submit_item(), as said above. */
 	smp_rmb();
-	accepted = d->periodic_runs;
+	accepted = d->periodic_runs + umerged;
 	for_each_possible_cpu(cpu) {
 		struct td_input *in = per_cpu_ptr(d->input, cpu);
 

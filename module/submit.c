@@ -405,6 +405,22 @@ int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it)
 }
 EXPORT_SYMBOL_GPL(tdispatch_submit_item);
 
+/*
+ * A user's submission whose payload replaced that of a task of its id
+ * which waits (user.c's merge table): accepted and overridden at once, as
+ * an item's submission that finds the item waiting, and no more is owed.
+ * Any context that may not migrate: the caller holds a spinlock.
+ */
+int td_submit_merged(struct tdispatch *d)
+{
+	if (READ_ONCE(d->dead)) {
+		this_cpu_inc(d->input->rejected);
+		return -ESHUTDOWN;
+	}
+	this_cpu_inc(d->input->merged);
+	return 0;
+}
+
 /* A batch was cut: its items are processed from now on. */
 void td_items_inflight(struct tdispatch_batch *b)
 {

@@ -38,6 +38,9 @@
 #define TD_UTASK_SMALL		64U
 #define TD_USER_MAX_SPARE	1024
 
+/* A merge replaces a payload where it is: every small task has the room. */
+static_assert(TD_UTASK_SMALL == TDISPATCH_MERGE_PAYLOAD_MAX);
+
 static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_take) == TDISPATCH_TAKE_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_complete) == TDISPATCH_COMPLETE_SIZE_VER1);
@@ -83,9 +86,14 @@ struct td_payload {
  * td_task_ext) and its payload in the same allocation: the engine frees
  * nothing of it (%TD_TASK_OWNED), td_user_task_release() frees it
  * all.  A periodic registration's payload is one too, its task unused.
+ * @merge: submitted with %TDISPATCH_UTASK_MERGE, so in the file's merge
+ * table through @mnode until its payload is taken, another submission of
+ * its id without the flag comes, or it ends.
  */
 struct td_utask {
 	struct td_task_ext x;
+	struct td_merge_node mnode;
+	bool merge;
 	struct td_payload p;
 };
 
@@ -124,6 +132,7 @@ struct td_user {
 	struct llist_head spare;
 	spinlock_t spare_lock;		/* serialises takers of ->spare */
 	atomic_t nr_spare;		/* >= the nodes on ->spare */
+	struct td_merge merge;
 	bool has_events;
 	struct td_events events;
 };
@@ -150,6 +159,8 @@ static void td_payload_free(struct td_user *u, struct td_payload *p)
 {
 	struct td_utask *ut = container_of(p, struct td_utask, p);
 
+	if (ut->merge)
+		td_merge_forget(&u->merge, &ut->mnode);
 	atomic_long_sub(p->held, &u->bytes);
 	if (p->len <= TD_UTASK_SMALL) {
 		if (atomic_inc_return(&u->nr_spare) <= TD_USER_MAX_SPARE) {
@@ -178,23 +189,38 @@ static int td_payload_copy_in(struct td_vec *v, struct td_payload *p, const void
 	return 0;
 }
 
-static int td_payload_copy_out(void __user *to, const struct td_payload *p)
+/*
+ * The payload to copy out, @len bytes: a small one through @bounce, and a
+ * merge task's taken out of the merge table under its lock as it is
+ * copied, so that no merge replaces what TAKE hands out (a later one makes
+ * a task of its own).
+ */
+static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *bounce,
+				   u32 *len)
 {
-	u8 bounce[TD_UTASK_SMALL];
+	struct td_utask *ut = container_of(p, struct td_utask, p);
 
-	if (p->len > TD_UTASK_SMALL)
-		return copy_to_user(to, p->data, p->len) ? -EFAULT : 0;
-	memcpy(bounce, p->data, p->len);
-	return copy_to_user(to, bounce, p->len) ? -EFAULT : 0;
+	if (ut->merge) {
+		struct hlist_bl_head *b = td_merge_lock(&u->merge, ut->mnode.id);
+
+		td_merge_del(&ut->mnode);
+		*len = p->len;
+		memcpy(bounce, p->data, *len);
+		hlist_bl_unlock(b);
+		return bounce;
+	}
+	*len = p->len;
+	if (*len > TD_UTASK_SMALL)
+		return p->data;
+	memcpy(bounce, p->data, *len);
+	return bounce;
 }
 
 /*
- * A user's task with its payload of @len bytes at @uptr, copied in and
- * counted against the dispatcher's bound; give it back with
- * td_payload_free().
+ * A user's task for a payload of @len bytes, counted against the
+ * dispatcher's bound; give it back with td_payload_free().
  */
-static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool watch,
-				     struct td_vec *v)
+static struct td_utask *td_utask_get(struct td_user *u, u32 len, bool watch, struct td_vec *v)
 {
 	u32 size = max(len, TD_UTASK_SMALL);
 	struct td_utask *ut;
@@ -215,9 +241,20 @@ static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool 
 		return ERR_PTR(-ENOMEM);
 	}
 	ut->x.task.flags = TD_TASK_EXT;
+	INIT_HLIST_BL_NODE(&ut->mnode.node);
+	ut->merge = false;
 	ut->p.len = len;
 	ut->p.held = bytes;
-	if (!td_payload_copy_in(v, &ut->p, u64_to_user_ptr(uptr)))
+	return ut;
+}
+
+/* As td_utask_get(), with the @len payload bytes at @uptr copied in. */
+static struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool watch,
+				     struct td_vec *v)
+{
+	struct td_utask *ut = td_utask_get(u, len, watch, v);
+
+	if (IS_ERR(ut) || !td_payload_copy_in(v, &ut->p, u64_to_user_ptr(uptr)))
 		return ut;
 	td_payload_free(u, &ut->p);
 	return ERR_PTR(-EFAULT);
@@ -309,6 +346,7 @@ static void td_user_free(struct td_user *u)
 
 	llist_for_each_entry_safe(ut, next, llist_del_all(&u->spare), x.task.input)
 		kfree(ut);
+	td_merge_free(&u->merge);
 	td_events_free(&u->events);
 	td_limit_uncharge(&u->events_charge);
 	td_limit_uncharge(&u->charge);
@@ -387,6 +425,7 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 		goto fail;
 	}
 	u->ctx.d = u->d;
+	td_merge_init(&u->merge, cfg.max_buffer);
 	/* The first observer of a new dispatcher: only max_observers=0 refuses. */
 	ret = u->has_events ? td_events_attach(u->d, &u->events) : 0;
 	if (ret) {
@@ -402,6 +441,114 @@ fail:
 	mutex_unlock(&f->lock);
 	td_user_free(u);
 	return ret;
+}
+
+/*
+ * In @id's locked bucket @b of the merge table: if a task of @id is in
+ * it, its payload becomes the @len bytes at @data and the submission is
+ * counted merged (1); 0 if none is; or the engine's refusal.
+ */
+static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, const u8 *data,
+			 u32 len)
+{
+	struct td_merge_node *n = td_merge_find(b, id);
+	struct td_utask *ut;
+	int ret;
+
+	if (!n)
+		return 0;
+	ret = td_submit_merged(u->d);
+	if (ret)
+		return ret;
+	ut = container_of(n, struct td_utask, mnode);
+	ut->p.len = len;
+	memcpy(ut->p.data, data, len);
+	return 1;
+}
+
+/*
+ * %TDISPATCH_UTASK_MERGE: into the waiting task of its id, or a task of
+ * its own that later ones merge into.  The payload is read first, outside
+ * the lock.  A new task goes into the table before the engine can see it
+ * (see td_merge_forget()) and is submitted under the lock, so that none
+ * merges into a task the engine then refuses.
+ */
+static int td_submit_merge(struct td_user *u, const struct tdispatch_utask *ut,
+			   struct td_vec *v)
+{
+	static const struct tdispatch_submit_opts o = { };
+	u32 len = ut->payload_len;
+	u8 data[TD_UTASK_SMALL];
+	struct hlist_bl_head *b;
+	struct td_utask *task;
+	int ret;
+
+	/* Nothing a merge could not carry over: no deadline, delay or own attempts. */
+	ret = -EINVAL;
+	if (ut->flags != TDISPATCH_UTASK_MERGE || ut->deadline_ns || ut->not_before_ns ||
+	    ut->max_attempts || !len || len > TDISPATCH_MERGE_PAYLOAD_MAX)
+		goto rejected;
+	ret = -EFAULT;
+	if (td_vec_copy_from_user(v, data, u64_to_user_ptr(ut->payload), len))
+		goto rejected;
+	ret = td_merge_prepare(&u->merge, v);
+	if (ret)
+		goto rejected;
+	b = td_merge_lock(&u->merge, ut->id);
+	ret = td_merge_into(u, b, ut->id, data, len);
+	hlist_bl_unlock(b);
+	if (ret)
+		return min(ret, 0);
+
+	task = td_utask_get(u, len, false, v);
+	if (IS_ERR(task)) {
+		ret = PTR_ERR(task);
+		goto rejected;
+	}
+	memcpy(task->p.data, data, len);
+	task->merge = true;
+	b = td_merge_lock(&u->merge, ut->id);
+	/* Another producer's may have come in meanwhile. */
+	ret = td_merge_into(u, b, ut->id, data, len);
+	if (!ret) {
+		td_merge_add(b, &task->mnode, ut->id);
+		ret = td_submit_task(u->d, &task->x.task, ut->id, &task->p, &o, NULL,
+				     TD_TASK_OWNED, v);
+		if (ret)
+			td_merge_del(&task->mnode);
+	}
+	hlist_bl_unlock(b);
+	if (ret)
+		td_payload_free(u, &task->p);
+	/* The engine counted its own refusals. */
+	return min(ret, 0);
+
+rejected:
+	atomic_long_inc(&u->rejected);
+	return ret;
+}
+
+/*
+ * A submission without %TDISPATCH_UTASK_MERGE takes its id's task out of
+ * the merge table: a merge after it must not replace a task that it, the
+ * newer, replaces in the pending set.
+ */
+static void td_merge_forget_id(struct td_user *u, u64 id)
+{
+	struct td_merge_node *n;
+	struct hlist_bl_head *b;
+
+	/*
+	 * Nothing to look at in a file that never merged.  Acquire pairs
+	 * with td_merge_prepare(): the buckets are seen zeroed.
+	 */
+	if (!smp_load_acquire(&u->merge.heads))
+		return;
+	b = td_merge_lock(&u->merge, id);
+	n = td_merge_find(b, id);
+	if (n)
+		td_merge_del(n);
+	hlist_bl_unlock(b);
 }
 
 static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struct td_vec *v)
@@ -420,6 +567,8 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struc
 	struct td_utask *task;
 	int ret;
 
+	if (ut->flags & TDISPATCH_UTASK_MERGE)
+		return td_submit_merge(u, ut, v);
 	task = (ut->flags & ~TDISPATCH_UTASK_WATCH) ? ERR_PTR(-EINVAL) :
 		td_utask_new(u, ut->payload, ut->payload_len, watch, v);
 	if (IS_ERR(task)) {
@@ -428,6 +577,7 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struc
 	}
 	if (watch)
 		w = td_vec_kmalloc(v, sizeof(*w), TD_GFP_USER);
+	td_merge_forget_id(u, ut->id);
 	/*
 	 * The engine counts its own refusals.  The file's dispatcher outlives
 	 * the call: the vector's tasks may share @v.
@@ -441,7 +591,8 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struc
 }
 
 /* Copy a taken batch out; returns the number of payload bytes used. */
-static int td_take_copy(struct tdispatch_take *tk, struct tdispatch_batch *b)
+static int td_take_copy(struct td_user *u, struct tdispatch_take *tk,
+			struct tdispatch_batch *b)
 {
 	struct tdispatch_ltask __user *out = u64_to_user_ptr(tk->tasks);
 	u8 __user *buf = u64_to_user_ptr(tk->buf);
@@ -452,20 +603,23 @@ static int td_take_copy(struct tdispatch_take *tk, struct tdispatch_batch *b)
 		return -ENOSPC;
 	for (i = 0; i < b->nr; i++) {
 		struct tdispatch_task *t = tdispatch_batch_task(b, i);
-		struct td_payload *p = tdispatch_task_payload(t);
 		struct tdispatch_ltask lt = {
 			.id = t->id,
 			.attempts = t->attempts,
-			.payload_len = p->len,
 			.payload_off = off,
 			.submitted_ns = ktime_to_ns(t->submitted),
 		};
+		u8 bounce[TD_UTASK_SMALL];
+		const void *data;
+		u32 len;
 
-		if (off + p->len > tk->buf_len)
+		data = td_payload_take(u, tdispatch_task_payload(t), bounce, &len);
+		lt.payload_len = len;
+		if (off + len > tk->buf_len)
 			return -ENOSPC;
-		if (copy_to_user(&out[i], &lt, sizeof(lt)) || td_payload_copy_out(buf + off, p))
+		if (copy_to_user(&out[i], &lt, sizeof(lt)) || copy_to_user(buf + off, data, len))
 			return -EFAULT;
-		off += p->len;
+		off += len;
 	}
 	return 0;
 }
@@ -526,7 +680,7 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 	mutex_unlock(&u->lock);
 
 	tk.nr = l->batch->nr;
-	ret = td_take_copy(&tk, l->batch);
+	ret = td_take_copy(u, &tk, l->batch);
 	if (!ret)
 		ret = td_copy_out(uarg, &tk, sizeof(tk));
 

@@ -201,6 +201,8 @@ static void fuzz_submit(unsigned long long *s, int fd)
 						    rnd(s, 2 * TDISPATCH_PAYLOAD_MAX),
 			.deadline_ns = rnd(s, 6) ? 0 : rnd(s, 0xffffffff),
 			.not_before_ns = rnd(s, 4) ? 0 : rnd(s, 50000000),
+			.flags = rnd(s, 3) ? 0 : arg_flags(s, TDISPATCH_UTASK_MERGE |
+							     TDISPATCH_UTASK_WATCH),
 		};
 	sub.tasks = (unsigned long)(rnd(s, 10) ? (void *)ut : arg_ptr(s, sizeof(*ut)));
 	count(ioctl(fd, TDISPATCH_IOC_SUBMIT, rnd(s, 12) ? &sub : arg_ptr(s, sizeof(sub))));

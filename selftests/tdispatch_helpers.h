@@ -230,6 +230,13 @@ static inline void td_check_failed(struct __test_metadata *_metadata, int fd, lo
 /* A wait that ended without a batch or an event: not a bad call. */
 #define EXPECT_WAIT_FAILS(fd, want, what, call)	EXPECT_FAILED(fd, want, what, call, 0)
 
+/* EXPECT_EQ as a single statement for loops, naming the item that differs. */
+static inline void td_expect_item(struct __test_metadata *_metadata, long long want,
+				  long long have, const char *what, __u64 item)
+{
+	EXPECT_EQ(want, have) TH_LOG("%s %llu", what, item);
+}
+
 /* SUBMIT @n tasks with @flags: how many were accepted, or -errno. */
 static inline int td_submit_flags(int fd, struct tdispatch_utask *ut, __u32 n, __u32 flags)
 {

@@ -5,7 +5,8 @@
  * errno and its count; the dispatcher's and a task's own max_attempts,
  * ending EXHAUSTED; RELEASE of a delayed task and RELEASE_KEY of the
  * delayed tasks that watch a key; the rate limit, set at create and with
- * SET_RATE.
+ * SET_RATE; and submissions with TDISPATCH_UTASK_MERGE, whose payload
+ * replaces that of the waiting task of their id until TAKE copies it.
  */
 #include <errno.h>
 #include <sched.h>
@@ -413,6 +414,144 @@ TEST_F(life, rate_limit_paces_takes_and_can_change)
 	EXPECT_EQ(-1, ioctl(fd, TDISPATCH_IOC_CREATE, &c));
 	EXPECT_EQ(EINVAL, errno);
 	close(fd);
+}
+
+/*
+ * SUBMIT one task of @id with %TDISPATCH_UTASK_MERGE and the payload
+ * { @id, @ver } cut to @len bytes: its status.
+ */
+static int td_merge(int fd, __u64 id, __u64 ver, __u32 len)
+{
+	struct td_pl pl = { .id = id, .ver = ver };
+	struct tdispatch_utask ut = {
+		.id = id, .payload = uptr(&pl), .payload_len = len,
+		.flags = TDISPATCH_UTASK_MERGE,
+	};
+	int ret = td_submit_vec(fd, &ut, 1);
+
+	return ret == 1 ? 0 : ret < 0 ? ret : ut.status;
+}
+
+/* Ids @first to @first + @n - 1, version 0, without the flag. */
+#define td_fill(fd, first, n)	td_submit_range(_metadata, fd, first, n, 0, 0)
+
+TEST_F(life, merge_replaces_the_payload_where_it_waits)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+
+	td_setup(_metadata, self->fd, 4, 0);
+	ASSERT_EQ(0, td_merge(self->fd, 1, 0, sizeof(struct td_pl)));
+	ASSERT_EQ(0, td_merge(self->fd, 1, 1, sizeof(struct td_pl)));
+	/* Shorter: the length is the newest payload's too. */
+	ASSERT_EQ(0, td_merge(self->fd, 1, 2, sizeof(__u64)));
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(3, st.accepted);
+	EXPECT_EQ(2, st.overridden) TH_LOG("merged at submit, counted at once");
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+	td_fill(self->fd, 2, 3);
+	td_take_n(_metadata, self->fd, &b, 4, 1, 0);
+	EXPECT_EQ(sizeof(__u64), b.t[0].payload_len);
+	ASSERT_EQ(0, td_merge(self->fd, 1, 3, sizeof(struct td_pl)));
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_expect_event(_metadata, self->fd, 1, TDISPATCH_OUTCOME_DONE, 0);
+	/* Taken, so the last one is a task of its own, first of the next batch. */
+	td_fill(self->fd, 10, 3);
+	td_take_n(_metadata, self->fd, &b, 4, 1, 0);
+	EXPECT_EQ(3, td_payload(&b, 0).ver);
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(10, st.accepted);
+	EXPECT_EQ(8, st.done);
+	EXPECT_EQ(2, st.overridden);
+	EXPECT_EQ(0, st.rejected);
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+}
+
+TEST_F(life, merge_reaches_a_cut_batch_until_it_is_taken)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+
+	td_setup(_metadata, self->fd, 1, 0);
+	ASSERT_EQ(0, td_merge(self->fd, 7, 0, sizeof(struct td_pl)));
+	/* Cut at once (batches of one), and waiting for a TAKE. */
+	ASSERT_LT(0, td_poll(self->fd, POLLRDBAND, WAIT_MS));
+	ASSERT_EQ(0, td_merge(self->fd, 7, 1, sizeof(struct td_pl)));
+	td_take_n(_metadata, self->fd, &b, 1, 7, 0);
+	EXPECT_EQ(1, td_payload(&b, 0).ver) TH_LOG("the newest payload goes out");
+	/* Taken: these two wait behind it as one task, the newer payload. */
+	ASSERT_EQ(0, td_merge(self->fd, 7, 2, sizeof(struct td_pl)));
+	ASSERT_EQ(0, td_merge(self->fd, 7, 3, sizeof(struct td_pl)));
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_take_n(_metadata, self->fd, &b, 1, 7, 0);
+	EXPECT_EQ(3, td_payload(&b, 0).ver);
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_expect_event(_metadata, self->fd, 7, TDISPATCH_OUTCOME_DONE, 0);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(4, st.accepted);
+	EXPECT_EQ(2, st.done);
+	EXPECT_EQ(2, st.overridden);
+	EXPECT_EQ(2, st.batches);
+}
+
+TEST_F(life, merge_never_reaches_a_task_a_newer_one_replaces)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+
+	td_setup(_metadata, self->fd, 4, 0);
+	ASSERT_EQ(0, td_merge(self->fd, 1, 0, sizeof(struct td_pl)));
+	/* Without the flag, version 0 of id 1: newer than the merge task. */
+	td_fill(self->fd, 1, 1);
+	/* Must not go into the task that the one before replaces. */
+	ASSERT_EQ(0, td_merge(self->fd, 1, 5, sizeof(struct td_pl)));
+	td_fill(self->fd, 2, 3);
+	td_take_n(_metadata, self->fd, &b, 4, 1, 0);
+	EXPECT_EQ(5, td_payload(&b, 0).ver) TH_LOG("the newest submission is lost");
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(6, st.accepted);
+	EXPECT_EQ(4, st.done);
+	EXPECT_EQ(2, st.overridden);
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+}
+
+TEST_F(life, merge_refuses_what_it_cannot_keep)
+{
+	struct td_pl pl[9] = { };
+	struct tdispatch_utask ut[] = {
+		{ .deadline_ns = now_ns() + 60 * SEC },
+		{ .not_before_ns = SEC },
+		{ .max_attempts = 3 },
+		{ .flags = TDISPATCH_UTASK_WATCH, .not_before_ns = SEC, .watch_key = 1 },
+		{ .payload_len = TDISPATCH_MERGE_PAYLOAD_MAX + 1 },
+		{ .payload_len = 0 },
+		{ .flags = 1U << 31 },
+		{ .payload = 16 },
+		{ },
+	};
+	struct tdispatch_stats_user st;
+	unsigned int i, n = ARRAY_SIZE(ut);
+
+	td_setup(_metadata, self->fd, 4, 0);
+	for (i = 0; i < n; i++) {
+		ut[i].id = i;
+		ut[i].flags |= TDISPATCH_UTASK_MERGE;
+		if (!ut[i].payload)
+			ut[i].payload = uptr(pl);
+		if (!ut[i].payload_len && i != 5)
+			ut[i].payload_len = sizeof(pl[0]);
+	}
+	EXPECT_EQ(1, td_submit_flags(self->fd, ut, n, TDISPATCH_SUBMIT_RELATIVE));
+	for (i = 0; i + 2 < n; i++)
+		td_expect_item(_metadata, -EINVAL, ut[i].status, "status of task", i);
+	EXPECT_EQ(-EFAULT, ut[n - 2].status) TH_LOG("unreadable payload");
+	EXPECT_EQ(0, ut[n - 1].status);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(1, st.accepted);
+	EXPECT_EQ(n - 1, st.rejected);
+	EXPECT_EQ(0, st.rejected_calls);
 }
 
 TEST_HARNESS_MAIN

@@ -267,13 +267,6 @@ static int td_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One item of a loop: a failure names the item. */
-static void td_expect_item(struct __test_metadata *_metadata, long long want, long long have,
-			   const char *what, unsigned int item)
-{
-	EXPECT_EQ(want, have) TH_LOG("%s %u", what, item);
-}
-
 FIXTURE(time) {
 	int fd;
 };

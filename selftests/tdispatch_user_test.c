@@ -88,13 +88,6 @@ static void td_pin(struct __test_metadata *_metadata)
 
 #define POLL_ALL	(POLLIN | POLLRDNORM | POLLRDBAND)
 
-/* EXPECT_EQ as a single statement for loops, naming the item that differs. */
-static void td_expect_item(struct __test_metadata *_metadata, __u64 want, __u64 have,
-			   const char *what, __u64 item)
-{
-	EXPECT_EQ(want, have) TH_LOG("%s %llu", what, item);
-}
-
 /*
  * A dispatcher that cuts a batch only when @max_batch tasks are free to go,
  * with room for @events outcome events, or none.

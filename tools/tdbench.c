@@ -4,18 +4,20 @@
  *
  * For vectors of 1, 16, 256 and 1024 tasks per SUBMIT, producer threads
  * submit TASKS tasks between them to a dispatcher of their own file while
- * a no-op worker thread takes and completes batches of up to 1024.  Four
+ * a no-op worker thread takes and completes batches of up to 1024.  Six
  * workloads: hot (ids 0 to 1023, so a newer task replaces a pending one)
  * and cold (every id distinct), each with one producer per CPU and with
- * one producer.  tasks/s is accepted tasks over the time from the first
- * SUBMIT to the last outcome (the last COMPLETE after which nothing is
- * queued, pending or in flight).  Workloads and vector sizes are run in
- * interleaved rounds and the medians, with min and max, printed, beside
- * the submitting side's own rate (tasks over the time until the last
- * SUBMIT returned: what bounds the whole when it is close to it), the CPU
- * time the producers and the worker used per task, and the share of the
- * producers' time they ran (at 100% the submit path bounds them; below,
- * the engine's threads, with which they share the CPUs, preempted them).
+ * one producer; then both with a producer per CPU and every task flagged
+ * TDISPATCH_UTASK_MERGE (hot-merge, cold-merge).  tasks/s is accepted tasks
+ * over the time from the first SUBMIT to the last outcome (the last
+ * COMPLETE after which nothing is queued, pending or in flight).  Workloads
+ * and vector sizes are run in interleaved rounds and the medians, with min
+ * and max, printed, beside the submitting side's own rate (tasks over the
+ * time until the last SUBMIT returned: what bounds the whole when it is
+ * close to it), the CPU time the producers and the worker used per task,
+ * and the share of the producers' time they ran (at 100% the submit path
+ * bounds them; below, the engine's threads, with which they share the
+ * CPUs, preempted them), and the share of the tasks that ended overridden.
  * A run that loses, drops or fails a task fails.  Then the floor of the
  * call: ns per task of vectors whose tasks are all refused before anything
  * is allocated.  Last, one line per size and workload:
@@ -53,11 +55,14 @@ static const struct workload {
 	const char *name;
 	int hot;
 	int per_cpu;
+	int merge;		/* TDISPATCH_UTASK_MERGE */
 } workloads[] = {
-	{ "hot", 1, 1 },	/* the target's */
-	{ "cold", 0, 1 },
-	{ "hot", 1, 0 },
-	{ "cold", 0, 0 },
+	{ "hot", 1, 1, 0 },	/* the target's */
+	{ "cold", 0, 1, 0 },
+	{ "hot", 1, 0, 0 },
+	{ "cold", 0, 0, 0 },
+	{ "hot-merge", 1, 1, 1 },
+	{ "cold-merge", 0, 1, 1 },
 };
 
 #define NR_WORKLOADS	ARRAY_SIZE(workloads)
@@ -69,6 +74,7 @@ struct run {
 	int fd;
 	unsigned int vec;
 	int hot;
+	int merge;
 	unsigned int producers;
 	pthread_barrier_t start;
 	int submitted;			/* every producer returned: atomic */
@@ -203,6 +209,7 @@ static void *produce(void *arg)
 				.id = r->hot ? n % HOT_IDS : n,
 				.payload = (unsigned long)&payload,
 				.payload_len = sizeof(payload),
+				.flags = r->merge ? TDISPATCH_UTASK_MERGE : 0,
 			};
 		}
 		/* max_input and max_buffer hold every task (MAX_TASKS): nothing is refused. */
@@ -229,14 +236,15 @@ static void *produce(void *arg)
  */
 static unsigned long long run_once(unsigned int vec, const struct workload *w,
 				   unsigned long long *sub, unsigned long long *scpu,
-				   unsigned long long *wcpu, unsigned long long *busy)
+				   unsigned long long *wcpu, unsigned long long *busy,
+				   unsigned long long *merged)
 {
 	struct tdispatch_create c = {
 		.size = sizeof(c), .max_buffer = 65536, .max_batch = BATCH,
 		.workers = 1, .max_input = 65536, .lease_ns = 60 * SEC,
 	};
 	struct producer p[MAX_PRODUCERS] = { };
-	struct run r = { .vec = vec, .hot = w->hot };
+	struct run r = { .vec = vec, .hot = w->hot, .merge = w->merge };
 	unsigned long long t0 = ~0ULL, t1 = 0, acc, cpu = 0;
 	struct tdispatch_stats_user st;
 	pthread_t th;
@@ -282,6 +290,7 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	*scpu = cpu / acc;
 	*wcpu = r.cpu_ns / acc;
 	*busy = cpu * 1000 / (r.producers * (t1 - t0 ? t1 - t0 : 1));
+	*merged = st.overridden * 1000 / acc;
 	/* The last outcome may come before the last SUBMIT returns. */
 	if (r.last_ns < t1)
 		r.last_ns = t1;
@@ -345,6 +354,7 @@ static unsigned long long median(struct fig *f, unsigned int rounds)
 
 static struct fig res[NR_WORKLOADS][NR_VECTORS], sub[NR_WORKLOADS][NR_VECTORS],
 		  scpu[NR_WORKLOADS][NR_VECTORS], wcpu[NR_WORKLOADS][NR_VECTORS],
+		  ovr[NR_WORKLOADS][NR_VECTORS],
 		  busy[NR_WORKLOADS][NR_VECTORS], floors[NR_VECTORS];
 
 static unsigned int producers(const struct workload *w)
@@ -363,16 +373,17 @@ static void table(unsigned int wl, unsigned int rounds)
 	       w->name, tasks, w->hot ? "1024" : "distinct", producers(w), rounds);
 	printf("a no-op worker taking up to %u per batch\n", BATCH);
 	printf("| tasks per SUBMIT | tasks/s median | min | max | vs 1 | submitting side |");
-	printf(" producer CPU ns/task | producers ran | worker CPU ns/task |\n");
-	printf("|---|---|---|---|---|---|---|---|---|\n");
+	printf(" producer CPU ns/task | producers ran | worker CPU ns/task | overridden |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
 	for (v = 0; v < NR_VECTORS; v++) {
 		unsigned long long m = median(&res[wl][v], rounds);
 
-		printf("| %u | %llu | %llu | %llu | %.1fx | %llu | %llu | %.1f%% | %llu |\n",
+		printf("| %u | %llu | %llu | %llu | %.1fx | %llu | %llu | %.1f%% | %llu",
 		       vectors[v], m, res[wl][v].v[0], res[wl][v].v[rounds - 1],
 		       (double)m / (base ? base : 1), median(&sub[wl][v], rounds),
 		       median(&scpu[wl][v], rounds), median(&busy[wl][v], rounds) / 10.0,
 		       median(&wcpu[wl][v], rounds));
+		printf(" | %.1f%% |\n", median(&ovr[wl][v], rounds) / 10.0);
 	}
 }
 
@@ -396,7 +407,8 @@ int main(int argc, char **argv)
 			for (v = 0; v < NR_VECTORS; v++)
 				res[wl][v].v[i] = run_once(vectors[v], &workloads[wl],
 							   &sub[wl][v].v[i], &scpu[wl][v].v[i],
-							   &wcpu[wl][v].v[i], &busy[wl][v].v[i]);
+							   &wcpu[wl][v].v[i], &busy[wl][v].v[i],
+							   &ovr[wl][v].v[i]);
 	for (wl = 0; wl < NR_WORKLOADS; wl++)
 		table(wl, rounds);
 	for (i = 0; i < rounds; i++)

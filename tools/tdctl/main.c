@@ -207,6 +207,9 @@ static const struct cmd cmds[] = {
 	  "                    default: the dispatcher's limit), then ends exhausted\n"
 	  "  --watch KEY       delayed tasks watch KEY: 'tdctl release --key KEY'\n"
 	  "                    lets them all in at once\n"
+	  "  --merge           a task's payload (at most 64 bytes) replaces that of\n"
+	  "                    the waiting task of its ID submitted with --merge, if\n"
+	  "                    no worker took it yet: counted overridden at once\n"
 	  NAMED_HELP, true },
 	{ "work", cmd_work,
 	  "[--exec CMD] [--result RESULT] [--count N] [--timeout-ms N]",

@@ -11,7 +11,7 @@ struct submission {
 	__u64 deadline_ns;
 	__u64 not_before_ns;	/* a delay with TDISPATCH_SUBMIT_RELATIVE */
 	__u64 max_attempts;	/* the tasks' own; 0: the dispatcher's */
-	__u32 utask_flags;	/* TDISPATCH_UTASK_WATCH with --watch */
+	__u32 utask_flags;	/* TDISPATCH_UTASK_WATCH with --watch, _MERGE with --merge */
 	__u64 watch_key;
 	__u32 flags;
 	bool ver0;		/* a module without delayed tasks */
@@ -150,12 +150,14 @@ int cmd_submit(int argc, char **argv)
 	/* Not given: UINT64_MAX is more than --delay-ms takes; --at-ns 0 is "now". */
 	__u64 deadline_ms = 0, delay_ms = UINT64_MAX, at_ns = 0, max_attempts = 0, key = 0;
 	const char *watch = NULL;
+	bool merge = false;
 	const struct opt opts[] = {
 		NUM_OPT("deadline-ms", &deadline_ms, 0, MS_MAX),
 		NUM_OPT("delay-ms", &delay_ms, 0, MS_MAX),
 		NUM_OPT("at-ns", &at_ns, 0, UINT64_MAX),
 		NUM_OPT("max-attempts", &max_attempts, 0, 65535),
 		STR_OPT("watch", &watch),
+		FLAG_OPT("merge", &merge),
 		NAMED_OPT,
 		END_OPT,
 	};
@@ -172,6 +174,10 @@ int cmd_submit(int argc, char **argv)
 	}
 	if (watch && (parse_u64(watch, &key) || (delay_ms == UINT64_MAX && !at_ns))) {
 		fail("submit: --watch KEY: a number, for delayed tasks (--delay-ms, --at-ns)");
+		usage_exit(argv[0]);
+	}
+	if (merge && (watch || deadline_ms || max_attempts || delay_ms != UINT64_MAX || at_ns)) {
+		fail("submit: --merge takes no deadline, delay, attempts or key");
 		usage_exit(argv[0]);
 	}
 	s = calloc(1, sizeof(*s));
@@ -202,7 +208,13 @@ int cmd_submit(int argc, char **argv)
 		free(s);
 		return 1;
 	}
+	if (merge && need_feature(s->fd, TDISPATCH_FEAT_MERGE, "--merge")) {
+		free(s);
+		return 1;
+	}
 	s->max_attempts = max_attempts;
+	if (merge)
+		s->utask_flags = TDISPATCH_UTASK_MERGE;
 	if (watch) {
 		s->utask_flags = TDISPATCH_UTASK_WATCH;
 		s->watch_key = key;

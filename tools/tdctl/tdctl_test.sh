@@ -10,7 +10,7 @@ set -u
 
 if [ "${1:-}" != inner ]; then
 	echo "KTAP version 1"
-	echo "1..8"
+	echo "1..10"
 	tdctl create --name tdctltest --max-batch 3 --max-delay-ms 200 --workers 1 \
 		--max-delayed 64 --events 256 -- "$0" inner
 	exit $?
@@ -58,5 +58,15 @@ tdctl release 8 2>/dev/null
 expect "release of an id no longer delayed fails" "$?" 1
 tdctl work --count 1 --exec 'cat >/dev/null' 2>/dev/null
 expect "released tasks were processed" "$(stat done)/$(stat released)" "5/3"
+
+# Three merges of one id before a worker takes it: one task, the last payload.
+for p in x y z; do
+	tdctl submit --merge 9 "$p" >/dev/null
+done
+expect "submit --merge: merged into the waiting task" "$(stat overridden)" 2
+out=$(mktemp)
+tdctl work --count 1 --exec "cat >$out" 2>/dev/null
+expect "the worker saw the newest payload only" "$(cat "$out")" "9 z"
+rm -f "$out"
 
 exit $failed

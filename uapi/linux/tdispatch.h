@@ -52,9 +52,10 @@ struct tdispatch_version {
 #define TDISPATCH_FEAT_PERIODIC		_BITULL(3)	/* PERIODIC_ADD, _DEL, _STATS */
 /* per-task results, max_attempts, RELEASE, watch keys, rate limits */
 #define TDISPATCH_FEAT_LIFECYCLE	_BITULL(4)
+#define TDISPATCH_FEAT_MERGE		_BITULL(5)	/* TDISPATCH_UTASK_MERGE */
 #define TDISPATCH_FEAT_ALL		(TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED | \
 					 TDISPATCH_FEAT_DELAYED | TDISPATCH_FEAT_PERIODIC | \
-					 TDISPATCH_FEAT_LIFECYCLE)
+					 TDISPATCH_FEAT_LIFECYCLE | TDISPATCH_FEAT_MERGE)
 
 /* Report the ABI version and feature bitmap.  Errors: EFAULT, EINVAL. */
 #define TDISPATCH_IOC_VERSION	_IOWR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version)
@@ -147,11 +148,20 @@ struct tdispatch_create {
  *	65535), or 0 for the dispatcher's.  This and the fields after it
  *	only with &tdispatch_submit.task_size of at least
  *	%TDISPATCH_UTASK_SIZE_VER2.
- * @flags: %TDISPATCH_UTASK_WATCH or 0
+ * @flags: %TDISPATCH_UTASK_WATCH, %TDISPATCH_UTASK_MERGE or 0
  * @watch_key: with %TDISPATCH_UTASK_WATCH, a delayed task watches this
  *	key: %TDISPATCH_IOC_RELEASE_KEY of it lets the task in early
  *
  * The vector's elements are &tdispatch_submit.task_size bytes apart.
+ *
+ * With %TDISPATCH_UTASK_MERGE, if a task of the same id submitted with
+ * that flag waits and its payload has not been taken yet, the new payload
+ * replaces its payload where it waits: nothing is allocated or queued, and
+ * the submission counts as accepted and overridden at once (as a driver's
+ * item resubmitted while it waits).  Otherwise the task is submitted as
+ * usual and becomes the one later merges replace.  Only on a file's own
+ * dispatcher, with a payload of at most %TDISPATCH_MERGE_PAYLOAD_MAX bytes
+ * and no @deadline_ns, @not_before_ns or @max_attempts (EINVAL).
  */
 struct tdispatch_utask {
 	__u64 id;
@@ -167,6 +177,9 @@ struct tdispatch_utask {
 
 /* struct tdispatch_utask.flags */
 #define TDISPATCH_UTASK_WATCH		_BITUL(0)
+#define TDISPATCH_UTASK_MERGE		_BITUL(1)	/* see struct tdispatch_utask */
+
+#define TDISPATCH_MERGE_PAYLOAD_MAX	64
 
 #define TDISPATCH_UTASK_SIZE_VER0	32
 #define TDISPATCH_UTASK_SIZE_VER1	40	/* adds not_before_ns */
