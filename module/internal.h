@@ -60,17 +60,23 @@ enum td_task_state {
 #define TD_TASK_OWNED		BIT(2)	/* ->release() frees the task too */
 #define TD_TASK_EXT		BIT(3)	/* in a struct td_task_ext */
 #define TD_TASK_PERIODIC	BIT(4)	/* the run_task of a struct td_sup */
+#define TD_TASK_MERGE		BIT(5)	/* user.c's, in a merge table: td_merge_* */
 
 /*
  * What only a task with a deadline, a not-before time or a watch key needs,
  * in front of it in one allocation (as delayed_work is a work_struct and
  * a timer): the rest keep to a 64-byte struct tdispatch_task.  Delayed
- * tasks are the wheel's entries, through ->tnode or ->task.tslot.
+ * tasks are the wheel's entries, through ->tnode or ->task.tslot; a
+ * %TD_TASK_MERGE task, never delayed, is in its file's merge table
+ * through ->mnode instead.
  */
 struct td_task_ext {
 	ktime_t deadline;
 	ktime_t not_before;
-	struct rb_node tnode;
+	union {
+		struct rb_node tnode;
+		struct hlist_bl_node mnode;
+	};
 	struct td_watcher *watcher;	/* before it is due: its watch key */
 	struct tdispatch_task task;
 };
@@ -260,8 +266,8 @@ void td_bucket_take(struct td_bucket *b, unsigned int n);
 
 /*
  * One CPU's submissions, waiting for the acceptor.  Submitters on this CPU
- * (preemption off) are the only writers of ->added, ->rejected and
- * ->wakeups, with this_cpu_inc(), so that an interrupt's submission cannot
+ * (preemption off) are the only writers of ->added, ->rejected,
+ * ->wakeups and ->merged, with this_cpu_inc(), so that an interrupt's submission cannot
  * tear them; the acceptor is the only writer of ->drained, under ->lock.
  */
 struct td_input {
@@ -423,27 +429,23 @@ int td_submit_merged(struct tdispatch *d);
 
 /*
  * A file's merge table (merge.c): the tasks whose payload a submission
- * with %TDISPATCH_UTASK_MERGE may replace, one an id.
+ * with %TDISPATCH_UTASK_MERGE may replace, one an id, by ->task.id.
  */
-struct td_merge_node {
-	struct hlist_bl_node node;
-	u64 id;
-};
-
 struct td_merge {
 	struct hlist_bl_head *heads;	/* 1 << bits; NULL until the first merge */
 	unsigned int bits;
 	hsiphash_key_t key;
 };
 
-void td_merge_init(struct td_merge *m, unsigned int max_buffer);
+void td_merge_init(struct td_merge *m, unsigned int held);
 void td_merge_free(struct td_merge *m);
 int td_merge_prepare(struct td_merge *m, struct td_vec *v);
 struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id) __acquires(bitlock);
-struct td_merge_node *td_merge_find(struct hlist_bl_head *b, u64 id);
-void td_merge_add(struct hlist_bl_head *b, struct td_merge_node *n, u64 id);
-void td_merge_del(struct td_merge_node *n);
-void td_merge_forget(struct td_merge *m, struct td_merge_node *n);
+struct td_task_ext *td_merge_find(struct hlist_bl_head *b, u64 id);
+void td_merge_add(struct hlist_bl_head *b, struct td_task_ext *x);
+void td_merge_del(struct td_task_ext *x);
+bool td_merge_out(struct td_task_ext *x);
+void td_merge_forget(struct td_merge *m, struct td_task_ext *x);
 
 /* Whether @v holds a wake-up or a clock reading that a sleep must not hold. */
 static inline bool td_vec_owes(const struct td_vec *v)

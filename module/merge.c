@@ -10,12 +10,13 @@
  *
  * A lock a bucket (a bit of its head, as the dcache's hash has), so that
  * producers on different CPUs meet only on one id's bucket, and a size
- * fixed when the first merge comes, from the dispatcher's max_buffer: the
- * pending tasks at two a bucket.  Keyed by hsiphash with a key of the
- * file's own, as the pending set's id hash is: the ids are the user's, and
- * the engine's kworkers take the locks too, so no one may choose the
- * chains.
+ * fixed from what the dispatcher can hold at once (pending, input, in
+ * flight) at two a bucket, allocated when the first merge comes.  Keyed
+ * by hsiphash with a key of the file's own, as the pending set's id hash
+ * is: the ids are the user's, and the engine's kworkers take the locks
+ * too, so no one may choose the chains.
  */
+#include <linux/log2.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
@@ -24,9 +25,10 @@
 #define TD_MERGE_MIN_BITS	6
 #define TD_MERGE_MAX_BITS	15	/* 256 KiB of buckets */
 
-void td_merge_init(struct td_merge *m, unsigned int max_buffer)
+/* @held: the most tasks the table may hold (pending, input, in flight). */
+void td_merge_init(struct td_merge *m, unsigned int held)
 {
-	m->bits = clamp(order_base_2(max_buffer) - 1, TD_MERGE_MIN_BITS, TD_MERGE_MAX_BITS);
+	m->bits = clamp_t(int, order_base_2(held) - 1, TD_MERGE_MIN_BITS, TD_MERGE_MAX_BITS);
 	get_random_bytes(&m->key, sizeof(m->key));
 }
 
@@ -68,49 +70,61 @@ struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id)
 {
 	struct hlist_bl_head *b;
 
-	b = &m->heads[hsiphash_2u32(id, id >> 32, &m->key) >> (32 - m->bits)];
+	b = &READ_ONCE(m->heads)[hsiphash_2u32(id, id >> 32, &m->key) >> (32 - m->bits)];
 	hlist_bl_lock(b);
 	return b;
 }
 
 /* The task of @id in its locked bucket @b, or NULL. */
-struct td_merge_node *td_merge_find(struct hlist_bl_head *b, u64 id)
+struct td_task_ext *td_merge_find(struct hlist_bl_head *b, u64 id)
 {
-	struct td_merge_node *n;
 	struct hlist_bl_node *pos;
+	struct td_task_ext *x;
 
-	hlist_bl_for_each_entry(n, pos, b, node)
-		if (n->id == id)
-			return n;
+	hlist_bl_for_each_entry(x, pos, b, mnode)
+		if (x->task.id == id)
+			return x;
 	return NULL;
 }
 
-/* In: @id has none in its locked bucket @b (td_merge_find()). */
-void td_merge_add(struct hlist_bl_head *b, struct td_merge_node *n, u64 id)
+/* In, by its ->task.id: it has none in its locked bucket @b. */
+void td_merge_add(struct hlist_bl_head *b, struct td_task_ext *x)
 {
-	n->id = id;
-	hlist_bl_add_head(&n->node, b);
+	hlist_bl_add_head(&x->mnode, b);
 }
 
 /* Out of its locked bucket, if it is in; it never goes in again. */
-void td_merge_del(struct td_merge_node *n)
+void td_merge_del(struct td_task_ext *x)
 {
-	if (!hlist_bl_unhashed(&n->node))
-		hlist_bl_del_init(&n->node);
+	if (hlist_bl_unhashed(&x->mnode))
+		return;
+	__hlist_bl_del(&x->mnode);
+	x->mnode.next = NULL;
+	/* Last, for td_merge_out(). */
+	smp_store_release(&x->mnode.pprev, NULL);
+}
+
+/*
+ * Whether a task is out of the table, without its lock: for good, and
+ * with every payload that merges wrote before seen.
+ */
+bool td_merge_out(struct td_task_ext *x)
+{
+	/* Pairs with smp_store_release() in td_merge_del(). */
+	return !smp_load_acquire(&x->mnode.pprev);
 }
 
 /*
  * Out, if it is in, for a task that ends.  A task goes in before the
- * engine can see it, so one seen out here without the lock is out for
- * good.
+ * engine can see it, so one out now is out for good.
  */
-void td_merge_forget(struct td_merge *m, struct td_merge_node *n)
+void td_merge_forget(struct td_merge *m, struct td_task_ext *x)
 {
 	struct hlist_bl_head *b;
 
-	if (hlist_bl_unhashed(&n->node))
+	if (td_merge_out(x))
 		return;
-	b = td_merge_lock(m, n->id);
-	td_merge_del(n);
+	b = td_merge_lock(m, x->task.id);
+	td_merge_del(x);
 	hlist_bl_unlock(b);
 }

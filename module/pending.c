@@ -186,7 +186,8 @@ struct tdispatch_task **td_pending_ids_move(struct td_pending *p, struct tdispat
 static void td_task_end(struct td_pending *p, struct tdispatch_task *t,
 			enum tdispatch_outcome outcome, struct list_head *reap)
 {
-	t->state = outcome;
+	/* Read without the lock by user.c's merges: see td_merge_into(). */
+	WRITE_ONCE(t->state, outcome);
 	p->outcomes[outcome]++;
 	list_add_tail(&t->order, reap);
 }

@@ -139,7 +139,8 @@ void td_vec_flush(struct td_vec *v)
 /*
  * Submit @t, allocated by the caller with td_task_alloc(), or NULL if that
  * failed (counted as rejected here); with %TD_TASK_OWNED in @flags, @t is
- * the caller's own memory, which ->release() frees (and which must be a
+ * the caller's own memory (and with %TD_TASK_MERGE, in user.c's merge
+ * table, which the engine ignores), which ->release() frees (and which must be a
  * struct td_task_ext's, flagged %TD_TASK_EXT, for a deadline, a not-before
  * time or a watch key).  On failure @t is the
  * caller's to free.  Callable from any context: it neither allocates nor
@@ -170,7 +171,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	}
 	/* Callers make room for what they ask for. */
 	ext = t->flags & TD_TASK_EXT;
-	if (WARN_ON_ONCE((flags & ~TD_TASK_OWNED) ||
+	if (WARN_ON_ONCE((flags & ~(TD_TASK_OWNED | TD_TASK_MERGE)) ||
 			 (!ext && (o->deadline || o->not_before || w)))) {
 		ret = -EINVAL;
 		goto rejected;
@@ -409,10 +410,12 @@ EXPORT_SYMBOL_GPL(tdispatch_submit_item);
  * A user's submission whose payload replaced that of a task of its id
  * which waits (user.c's merge table): accepted and overridden at once, as
  * an item's submission that finds the item waiting, and no more is owed.
- * Any context that may not migrate: the caller holds a spinlock.
+ * With preemption off (the caller holds a bit lock), which, as for
+ * td_submit_task(), tdispatch_destroy() waits out after setting ->dead.
  */
 int td_submit_merged(struct tdispatch *d)
 {
+	lockdep_assert_preemption_disabled();
 	if (READ_ONCE(d->dead)) {
 		this_cpu_inc(d->input->rejected);
 		return -ESHUTDOWN;

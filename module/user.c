@@ -86,14 +86,12 @@ struct td_payload {
  * td_task_ext) and its payload in the same allocation: the engine frees
  * nothing of it (%TD_TASK_OWNED), td_user_task_release() frees it
  * all.  A periodic registration's payload is one too, its task unused.
- * @merge: submitted with %TDISPATCH_UTASK_MERGE, so in the file's merge
- * table through @mnode until its payload is taken, another submission of
- * its id without the flag comes, or it ends.
+ * One submitted with %TDISPATCH_UTASK_MERGE (%TD_TASK_MERGE) is in the
+ * file's merge table until its payload is taken, a submission of its id
+ * without the flag comes, or it ends.
  */
 struct td_utask {
 	struct td_task_ext x;
-	struct td_merge_node mnode;
-	bool merge;
 	struct td_payload p;
 };
 
@@ -123,7 +121,7 @@ struct td_user {
 	atomic_long_t bytes;		/* payload bytes held */
 	atomic_long_t rejected;		/* tasks refused before the engine saw them */
 	/*
-	 * Small tasks that ended, for td_utask_new() to reuse: a task is
+	 * Small tasks that ended, for td_utask_get() to reuse: a task is
 	 * allocated on the submitter's CPU and freed on a worker's, where
 	 * SLUB keeps the freed objects' slabs, so the submitter's CPU kept
 	 * taking fresh slabs (and shuffling each one's free list).  Put from
@@ -159,8 +157,8 @@ static void td_payload_free(struct td_user *u, struct td_payload *p)
 {
 	struct td_utask *ut = container_of(p, struct td_utask, p);
 
-	if (ut->merge)
-		td_merge_forget(&u->merge, &ut->mnode);
+	if (ut->x.task.flags & TD_TASK_MERGE)
+		td_merge_forget(&u->merge, &ut->x);
 	atomic_long_sub(p->held, &u->bytes);
 	if (p->len <= TD_UTASK_SMALL) {
 		if (atomic_inc_return(&u->nr_spare) <= TD_USER_MAX_SPARE) {
@@ -190,30 +188,34 @@ static int td_payload_copy_in(struct td_vec *v, struct td_payload *p, const void
 }
 
 /*
- * The payload to copy out, @len bytes: a small one through @bounce, and a
- * merge task's taken out of the merge table under its lock as it is
- * copied, so that no merge replaces what TAKE hands out (a later one makes
- * a task of its own).
+ * The payload to copy out, @len bytes, or NULL if that is more than
+ * @room: a small one through @bounce, and a merge task's taken out of the
+ * merge table under its lock as it is copied, so that no merge replaces
+ * what TAKE hands out (a later one makes a task of its own).
  */
 static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *bounce,
-				   u32 *len)
+				   u32 *len, u64 room)
 {
 	struct td_utask *ut = container_of(p, struct td_utask, p);
+	struct hlist_bl_head *b;
 
-	if (ut->merge) {
-		struct hlist_bl_head *b = td_merge_lock(&u->merge, ut->mnode.id);
-
-		td_merge_del(&ut->mnode);
+	if (!(ut->x.task.flags & TD_TASK_MERGE) || td_merge_out(&ut->x)) {
 		*len = p->len;
+		if (*len > room)
+			return NULL;
+		if (*len > TD_UTASK_SMALL)
+			return p->data;
 		memcpy(bounce, p->data, *len);
-		hlist_bl_unlock(b);
 		return bounce;
 	}
+	b = td_merge_lock(&u->merge, ut->x.task.id);
 	*len = p->len;
-	if (*len > TD_UTASK_SMALL)
-		return p->data;
-	memcpy(bounce, p->data, *len);
-	return bounce;
+	if (*len <= room) {
+		td_merge_del(&ut->x);
+		memcpy(bounce, p->data, *len);
+	}
+	hlist_bl_unlock(b);
+	return *len <= room ? bounce : NULL;
 }
 
 /*
@@ -241,8 +243,6 @@ static struct td_utask *td_utask_get(struct td_user *u, u32 len, bool watch, str
 		return ERR_PTR(-ENOMEM);
 	}
 	ut->x.task.flags = TD_TASK_EXT;
-	INIT_HLIST_BL_NODE(&ut->mnode.node);
-	ut->merge = false;
 	ut->p.len = len;
 	ut->p.held = bytes;
 	return ut;
@@ -425,7 +425,9 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 		goto fail;
 	}
 	u->ctx.d = u->d;
-	td_merge_init(&u->merge, cfg.max_buffer);
+	/* What the engine may hold at once of a merge task: see merge.c. */
+	td_merge_init(&u->merge, min_t(u64, UINT_MAX, cfg.max_buffer + cfg.workers * cfg.max_batch +
+				       (u64)num_possible_cpus() * cfg.max_input));
 	/* The first observer of a new dispatcher: only max_observers=0 refuses. */
 	ret = u->has_events ? td_events_attach(u->d, &u->events) : 0;
 	if (ret) {
@@ -446,21 +448,27 @@ fail:
 /*
  * In @id's locked bucket @b of the merge table: if a task of @id is in
  * it, its payload becomes the @len bytes at @data and the submission is
- * counted merged (1); 0 if none is; or the engine's refusal.
+ * counted merged (1); 0 if none is; or the engine's refusal.  A task that
+ * has ended but is not released yet (td_task_end() stores its outcome
+ * first) leaves the table here, and the submission makes a new one.
  */
 static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, const u8 *data,
 			 u32 len)
 {
-	struct td_merge_node *n = td_merge_find(b, id);
+	struct td_task_ext *x = td_merge_find(b, id);
 	struct td_utask *ut;
 	int ret;
 
-	if (!n)
+	if (!x)
 		return 0;
+	if (READ_ONCE(x->task.state) < TD_TASK_INPUT) {
+		td_merge_del(x);
+		return 0;
+	}
 	ret = td_submit_merged(u->d);
 	if (ret)
 		return ret;
-	ut = container_of(n, struct td_utask, mnode);
+	ut = container_of(x, struct td_utask, x);
 	ut->p.len = len;
 	memcpy(ut->p.data, data, len);
 	return 1;
@@ -506,18 +514,19 @@ static int td_submit_merge(struct td_user *u, const struct tdispatch_utask *ut,
 		goto rejected;
 	}
 	memcpy(task->p.data, data, len);
-	task->merge = true;
+	task->x.task.id = ut->id;
 	b = td_merge_lock(&u->merge, ut->id);
 	/* Another producer's may have come in meanwhile. */
 	ret = td_merge_into(u, b, ut->id, data, len);
 	if (!ret) {
-		td_merge_add(b, &task->mnode, ut->id);
+		td_merge_add(b, &task->x);
 		ret = td_submit_task(u->d, &task->x.task, ut->id, &task->p, &o, NULL,
-				     TD_TASK_OWNED, v);
+				     TD_TASK_OWNED | TD_TASK_MERGE, v);
 		if (ret)
-			td_merge_del(&task->mnode);
+			td_merge_del(&task->x);
 	}
 	hlist_bl_unlock(b);
+	/* Not submitted: no %TD_TASK_MERGE, and out of the table. */
 	if (ret)
 		td_payload_free(u, &task->p);
 	/* The engine counted its own refusals. */
@@ -529,26 +538,29 @@ rejected:
 }
 
 /*
- * A submission without %TDISPATCH_UTASK_MERGE takes its id's task out of
- * the merge table: a merge after it must not replace a task that it, the
- * newer, replaces in the pending set.
+ * A task without %TDISPATCH_UTASK_MERGE, submitted under the lock of its
+ * id's bucket of the merge table, if the file ever merged, and taking the
+ * id's task out of it: a merge after it must not replace a task that it,
+ * the newer, replaces in the pending set.
  */
-static void td_merge_forget_id(struct td_user *u, u64 id)
+static int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
+			      const struct tdispatch_submit_opts *o, struct td_watcher *w,
+			      struct td_vec *v)
 {
-	struct td_merge_node *n;
 	struct hlist_bl_head *b;
+	struct td_task_ext *x;
+	int ret;
 
-	/*
-	 * Nothing to look at in a file that never merged.  Acquire pairs
-	 * with td_merge_prepare(): the buckets are seen zeroed.
-	 */
+	/* Acquire pairs with td_merge_prepare(): the buckets are seen zeroed. */
 	if (!smp_load_acquire(&u->merge.heads))
-		return;
+		return td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
 	b = td_merge_lock(&u->merge, id);
-	n = td_merge_find(b, id);
-	if (n)
-		td_merge_del(n);
+	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
+	x = ret ? NULL : td_merge_find(b, id);
+	if (x)
+		td_merge_del(x);
 	hlist_bl_unlock(b);
+	return ret;
 }
 
 static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struct td_vec *v)
@@ -577,12 +589,11 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struc
 	}
 	if (watch)
 		w = td_vec_kmalloc(v, sizeof(*w), TD_GFP_USER);
-	td_merge_forget_id(u, ut->id);
 	/*
 	 * The engine counts its own refusals.  The file's dispatcher outlives
 	 * the call: the vector's tasks may share @v.
 	 */
-	ret = td_submit_task(u->d, &task->x.task, ut->id, &task->p, &o, w, TD_TASK_OWNED, v);
+	ret = td_submit_unmerged(u, task, ut->id, &o, w, v);
 	if (ret) {
 		kfree(w);
 		td_payload_free(u, &task->p);
@@ -613,10 +624,11 @@ static int td_take_copy(struct td_user *u, struct tdispatch_take *tk,
 		const void *data;
 		u32 len;
 
-		data = td_payload_take(u, tdispatch_task_payload(t), bounce, &len);
-		lt.payload_len = len;
-		if (off + len > tk->buf_len)
+		data = td_payload_take(u, tdispatch_task_payload(t), bounce, &len,
+				       tk->buf_len - off);
+		if (!data)
 			return -ENOSPC;
+		lt.payload_len = len;
 		if (copy_to_user(&out[i], &lt, sizeof(lt)) || copy_to_user(buf + off, data, len))
 			return -EFAULT;
 		off += len;

@@ -495,6 +495,29 @@ TEST_F(life, merge_reaches_a_cut_batch_until_it_is_taken)
 	EXPECT_EQ(2, st.batches);
 }
 
+TEST_F(life, merge_still_reaches_a_batch_a_take_had_no_room_for)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+
+	td_setup(_metadata, self->fd, 1, 0);
+	ASSERT_EQ(0, td_merge(self->fd, 3, 0, sizeof(struct td_pl)));
+	ASSERT_LT(0, td_poll(self->fd, POLLRDBAND, WAIT_MS));
+	td_take_arg(&b, 0, WAIT_NS);
+	b.tk.buf_len = sizeof(struct td_pl) - 1;
+	ASSERT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_TAKE, &b.tk));
+	ASSERT_EQ(ENOSPC, errno);
+	/* The batch stays ready, and its task mergeable. */
+	ASSERT_EQ(0, td_merge(self->fd, 3, 1, sizeof(struct td_pl)));
+	td_take_n(_metadata, self->fd, &b, 1, 3, 0);
+	EXPECT_EQ(1, td_payload(&b, 0).ver);
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(2, st.accepted);
+	EXPECT_EQ(1, st.done);
+	EXPECT_EQ(1, st.overridden);
+}
+
 TEST_F(life, merge_never_reaches_a_task_a_newer_one_replaces)
 {
 	struct tdispatch_stats_user st;

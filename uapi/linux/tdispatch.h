@@ -148,20 +148,25 @@ struct tdispatch_create {
  *	65535), or 0 for the dispatcher's.  This and the fields after it
  *	only with &tdispatch_submit.task_size of at least
  *	%TDISPATCH_UTASK_SIZE_VER2.
- * @flags: %TDISPATCH_UTASK_WATCH, %TDISPATCH_UTASK_MERGE or 0
+ * @flags: one of %TDISPATCH_UTASK_WATCH and %TDISPATCH_UTASK_MERGE, or 0
  * @watch_key: with %TDISPATCH_UTASK_WATCH, a delayed task watches this
- *	key: %TDISPATCH_IOC_RELEASE_KEY of it lets the task in early
+ *	key: %TDISPATCH_IOC_RELEASE_KEY of it lets the task in early;
+ *	ignored otherwise
  *
  * The vector's elements are &tdispatch_submit.task_size bytes apart.
  *
- * With %TDISPATCH_UTASK_MERGE, if a task of the same id submitted with
- * that flag waits and its payload has not been taken yet, the new payload
- * replaces its payload where it waits: nothing is allocated or queued, and
- * the submission counts as accepted and overridden at once (as a driver's
- * item resubmitted while it waits).  Otherwise the task is submitted as
- * usual and becomes the one later merges replace.  Only on a file's own
- * dispatcher, with a payload of at most %TDISPATCH_MERGE_PAYLOAD_MAX bytes
- * and no @deadline_ns, @not_before_ns or @max_attempts (EINVAL).
+ * With %TDISPATCH_UTASK_MERGE (&tdispatch_submit.task_size at least
+ * %TDISPATCH_UTASK_SIZE_VER2, %TDISPATCH_FEAT_MERGE): if a task of the
+ * same id that an earlier merge submitted still waits, and no TAKE has
+ * copied its payload yet, this payload and its length replace that
+ * task's where it waits.  Nothing is allocated or queued; the submission
+ * counts as accepted and overridden at once, and has no outcome event of
+ * its own: the task it merged into keeps its submitted time and carries
+ * the newest payload to its one outcome.  Otherwise the task is submitted
+ * as usual, and later merges of its id replace its payload.  Only on a
+ * file's own dispatcher, with a payload of at most
+ * %TDISPATCH_MERGE_PAYLOAD_MAX bytes and no @deadline_ns, @not_before_ns
+ * or @max_attempts (EINVAL).
  */
 struct tdispatch_utask {
 	__u64 id;
@@ -179,6 +184,7 @@ struct tdispatch_utask {
 #define TDISPATCH_UTASK_WATCH		_BITUL(0)
 #define TDISPATCH_UTASK_MERGE		_BITUL(1)	/* see struct tdispatch_utask */
 
+/* The most payload bytes of a task submitted with TDISPATCH_UTASK_MERGE */
 #define TDISPATCH_MERGE_PAYLOAD_MAX	64
 
 #define TDISPATCH_UTASK_SIZE_VER0	32
