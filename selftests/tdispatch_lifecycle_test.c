@@ -9,6 +9,7 @@
  * replaces that of the waiting task of their id until TAKE copies it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
@@ -538,6 +539,102 @@ TEST_F(life, merge_never_reaches_a_task_a_newer_one_replaces)
 	EXPECT_EQ(4, st.done);
 	EXPECT_EQ(2, st.overridden);
 	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+}
+
+#define MS_PRODUCERS	2
+#define MS_IDS		16	/* each producer's own */
+#define MS_ROUNDS	2000
+
+struct ms_producer {
+	int fd;
+	__u64 first;
+	int err;
+};
+
+/* Versions 1 to MS_ROUNDS of each of its ids, a vector of them a round. */
+static void *ms_produce(void *arg)
+{
+	struct ms_producer *p = arg;
+	struct tdispatch_utask ut[MS_IDS];
+	struct td_pl pl[MS_IDS];
+	unsigned int r, i;
+	int ret;
+
+	for (r = 1; r <= MS_ROUNDS && !p->err; r++) {
+		for (i = 0; i < MS_IDS; i++) {
+			pl[i] = (struct td_pl) { .id = p->first + i, .ver = r };
+			ut[i] = (struct tdispatch_utask) {
+				.id = p->first + i, .payload = uptr(&pl[i]),
+				.payload_len = sizeof(pl[i]), .flags = TDISPATCH_UTASK_MERGE,
+			};
+		}
+		ret = td_submit_vec(p->fd, ut, MS_IDS);
+		if (ret != MS_IDS)
+			p->err = ret < 0 ? -ret : -ut[0].status;
+	}
+	return NULL;
+}
+
+/*
+ * Producers on every CPU merge while a worker takes: each id's versions
+ * reach the worker in order, and the last one submitted is the last one
+ * processed, so no merge was lost; every submission is accounted for.
+ */
+TEST_F(life, merges_racing_takes_lose_no_newest_payload)
+{
+	struct ms_producer p[MS_PRODUCERS];
+	__u64 last[MS_PRODUCERS * MS_IDS] = { };
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	bool joined[MS_PRODUCERS] = { };
+	pthread_t th[MS_PRODUCERS];
+	struct td_taken b;
+	unsigned int i, n;
+	cpu_set_t all;
+	int ret;
+
+	CPU_ZERO(&all);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	td_cfg_base(&c, "mstress", 8, 0);
+	c.max_delay_ns = MSEC;
+	td_create(_metadata, self->fd, &c);
+	for (i = 0; i < MS_PRODUCERS; i++) {
+		p[i] = (struct ms_producer) { .fd = self->fd, .first = i * MS_IDS };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, ms_produce, &p[i]));
+	}
+	for (n = 0; n < MS_PRODUCERS; ) {
+		ret = td_take(self->fd, &b, 0, 10 * MSEC);
+		if (!ret) {
+			for (i = 0; i < b.tk.nr; i++) {
+				struct td_pl pl = td_payload(&b, i);
+
+				ASSERT_LT(pl.id, MS_PRODUCERS * MS_IDS);
+				ASSERT_LT(last[pl.id], pl.ver) TH_LOG("id %llu went back", pl.id);
+				last[pl.id] = pl.ver;
+			}
+			td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+			continue;
+		}
+		ASSERT_EQ(-ETIMEDOUT, ret);
+		/* Every producer done, and nothing left: the end. */
+		for (n = 0, i = 0; i < MS_PRODUCERS; i++) {
+			if (!joined[i])
+				joined[i] = !pthread_tryjoin_np(th[i], NULL);
+			n += joined[i];
+		}
+		td_stats(_metadata, self->fd, &st);
+		if (st.queued + st.pending + st.in_flight)
+			n = 0;
+	}
+	for (i = 0; i < MS_PRODUCERS; i++)
+		td_expect_item(_metadata, 0, p[i].err, "errno of producer", i);
+	for (i = 0; i < MS_PRODUCERS * MS_IDS; i++)
+		td_expect_item(_metadata, MS_ROUNDS, last[i], "last version processed of id", i);
+	EXPECT_EQ(MS_PRODUCERS * MS_IDS * MS_ROUNDS, st.accepted);
+	EXPECT_EQ(st.accepted, st.done + st.overridden) td_stats_log(_metadata, &st);
+	EXPECT_LT(0, st.overridden) TH_LOG("nothing merged: the test tested nothing");
 }
 
 TEST_F(life, merge_refuses_what_it_cannot_keep)
