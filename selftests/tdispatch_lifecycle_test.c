@@ -548,6 +548,7 @@ TEST_F(life, merge_never_reaches_a_task_a_newer_one_replaces)
 struct ms_producer {
 	int fd;
 	__u64 first;
+	unsigned int rounds;	/* done so far, and MS_ROUNDS + 1 at the end: atomic */
 	int err;
 };
 
@@ -571,14 +572,33 @@ static void *ms_produce(void *arg)
 		ret = td_submit_vec(p->fd, ut, MS_IDS);
 		if (ret != MS_IDS)
 			p->err = ret < 0 ? -ret : -ut[0].status;
+		__atomic_store_n(&p->rounds, r, __ATOMIC_RELEASE);
 	}
+	__atomic_store_n(&p->rounds, MS_ROUNDS + 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
 /*
- * Producers on every CPU merge while a worker takes: each id's versions
- * reach the worker in order, and the last one submitted is the last one
- * processed, so no merge was lost; every submission is accounted for.
+ * Hold a taken batch until every producer has submitted another round
+ * (or ended): merges of its ids must then make tasks of their own.
+ */
+static void ms_hold(struct ms_producer *p)
+{
+	unsigned int seen[MS_PRODUCERS], i;
+
+	for (i = 0; i < MS_PRODUCERS; i++)
+		seen[i] = __atomic_load_n(&p[i].rounds, __ATOMIC_ACQUIRE);
+	for (i = 0; i < MS_PRODUCERS; i++)
+		while (__atomic_load_n(&p[i].rounds, __ATOMIC_ACQUIRE) == seen[i] &&
+		       seen[i] <= MS_ROUNDS)
+			sched_yield();
+}
+
+/*
+ * Producers on every CPU merge while a worker takes, and holds each batch
+ * while they submit another round: each id's versions reach the worker in
+ * order, and the last one submitted is the last one processed, so no
+ * merge was lost; every submission is accounted for.
  */
 TEST_F(life, merges_racing_takes_lose_no_newest_payload)
 {
@@ -614,6 +634,7 @@ TEST_F(life, merges_racing_takes_lose_no_newest_payload)
 				ASSERT_LT(last[pl.id], pl.ver) TH_LOG("id %llu went back", pl.id);
 				last[pl.id] = pl.ver;
 			}
+			ms_hold(p);
 			td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
 			continue;
 		}
