@@ -52,7 +52,7 @@ int td_merge_prepare(struct td_merge *m, struct td_vec *v)
 		return 0;
 	if (v)
 		td_vec_flush(v);
-	heads = kvcalloc(1U << m->bits, sizeof(*heads), GFP_KERNEL_ACCOUNT);
+	heads = kvcalloc(1U << m->bits, sizeof(*heads), TD_GFP_USER);
 	if (!heads)
 		return -ENOMEM;
 	/* Zeroed heads are empty and unlocked; a racing first merge wins. */

@@ -541,7 +541,10 @@ rejected:
  * A task without %TDISPATCH_UTASK_MERGE, submitted under the lock of its
  * id's bucket of the merge table, if the file ever merged, and taking the
  * id's task out of it: a merge after it must not replace a task that it,
- * the newer, replaces in the pending set.
+ * the newer, replaces in the pending set.  (Newer as seen from one CPU:
+ * the acceptor drains the CPUs' input in turn, so a task submitted on
+ * one CPU may still be taken in before an older one from another, as
+ * for any two submissions of an id.)
  */
 static int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
 			      const struct tdispatch_submit_opts *o, struct td_watcher *w,
@@ -552,10 +555,21 @@ static int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
 	int ret;
 
 	/* Acquire pairs with td_merge_prepare(): the buckets are seen zeroed. */
-	if (!smp_load_acquire(&u->merge.heads))
-		return td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
-	b = td_merge_lock(&u->merge, id);
-	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
+	if (!smp_load_acquire(&u->merge.heads)) {
+		ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
+		/*
+		 * The file's first merge may have come in meanwhile, its task
+		 * in the table before ours was pushed: look again.  Ordered
+		 * after the push by llist_add()'s cmpxchg; still NULL, any
+		 * merge task of @id comes after ours.
+		 */
+		if (ret || !smp_load_acquire(&u->merge.heads))
+			return ret;
+		b = td_merge_lock(&u->merge, id);
+	} else {
+		b = td_merge_lock(&u->merge, id);
+		ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
+	}
 	x = ret ? NULL : td_merge_find(b, id);
 	if (x)
 		td_merge_del(x);

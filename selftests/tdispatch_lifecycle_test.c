@@ -570,8 +570,9 @@ static void *ms_produce(void *arg)
 			};
 		}
 		ret = td_submit_vec(p->fd, ut, MS_IDS);
-		if (ret != MS_IDS)
-			p->err = ret < 0 ? -ret : -ut[0].status;
+		/* The call's errno, or the first task's that was refused. */
+		for (i = 0; ret != MS_IDS && !p->err && i < MS_IDS; i++)
+			p->err = ret < 0 ? -ret : -ut[i].status;
 		__atomic_store_n(&p->rounds, r, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&p->rounds, MS_ROUNDS + 1, __ATOMIC_RELEASE);
@@ -579,8 +580,8 @@ static void *ms_produce(void *arg)
 }
 
 /*
- * Hold a taken batch until every producer has submitted another round
- * (or ended): merges of its ids must then make tasks of their own.
+ * Hold a taken batch until every producer has begun and ended another
+ * round (or ended): merges of its ids must then make tasks of their own.
  */
 static void ms_hold(struct ms_producer *p)
 {
@@ -589,13 +590,14 @@ static void ms_hold(struct ms_producer *p)
 	for (i = 0; i < MS_PRODUCERS; i++)
 		seen[i] = __atomic_load_n(&p[i].rounds, __ATOMIC_ACQUIRE);
 	for (i = 0; i < MS_PRODUCERS; i++)
-		while (__atomic_load_n(&p[i].rounds, __ATOMIC_ACQUIRE) == seen[i] &&
-		       seen[i] <= MS_ROUNDS)
+		while (__atomic_load_n(&p[i].rounds, __ATOMIC_ACQUIRE) < seen[i] + 2 &&
+		       __atomic_load_n(&p[i].rounds, __ATOMIC_ACQUIRE) <= MS_ROUNDS)
 			sched_yield();
 }
 
 /*
- * Producers on every CPU merge while a worker takes, and holds each batch
+ * Two producer threads, free to run on any CPU, merge while a worker
+ * takes, and holds each batch
  * while they submit another round: each id's versions reach the worker in
  * order, and the last one submitted is the last one processed, so no
  * merge was lost; every submission is accounted for.
