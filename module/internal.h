@@ -266,9 +266,10 @@ void td_bucket_take(struct td_bucket *b, unsigned int n);
 
 /*
  * One CPU's submissions, waiting for the acceptor.  Submitters on this CPU
- * (preemption off) are the only writers of ->added, ->rejected,
- * ->wakeups and ->merged, with this_cpu_inc(), so that an interrupt's submission cannot
- * tear them; the acceptor is the only writer of ->drained, under ->lock.
+ * (preemption off) are the only writers of ->added, ->rejected, ->wakeups
+ * and ->merged, with this_cpu_inc(), so that an interrupt's submission
+ * cannot tear them; the acceptor is the only writer of ->drained, under
+ * ->lock.
  */
 struct td_input {
 	struct llist_head list;

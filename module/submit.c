@@ -140,10 +140,10 @@ void td_vec_flush(struct td_vec *v)
  * Submit @t, allocated by the caller with td_task_alloc(), or NULL if that
  * failed (counted as rejected here); with %TD_TASK_OWNED in @flags, @t is
  * the caller's own memory (and with %TD_TASK_MERGE, in user.c's merge
- * table, which the engine ignores), which ->release() frees (and which must be a
- * struct td_task_ext's, flagged %TD_TASK_EXT, for a deadline, a not-before
- * time or a watch key).  On failure @t is the
- * caller's to free.  Callable from any context: it neither allocates nor
+ * table, which the engine ignores), which ->release() frees (and which
+ * must be a struct td_task_ext's, flagged %TD_TASK_EXT, for a deadline, a
+ * not-before time or a watch key).  On failure @t is the caller's to
+ * free.  Callable from any context: it neither allocates nor
  * sleeps.  @v, for the tasks of one vector only, and only when @d outlives
  * it: they share one clock reading, and a wake-up of the acceptor waits
  * for td_vec_flush().

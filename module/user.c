@@ -538,13 +538,14 @@ rejected:
 }
 
 /*
- * A task without %TDISPATCH_UTASK_MERGE, submitted under the lock of its
- * id's bucket of the merge table, if the file ever merged, and taking the
- * id's task out of it: a merge after it must not replace a task that it,
- * the newer, replaces in the pending set.  (Newer as seen from one CPU:
- * the acceptor drains the CPUs' input in turn, so a task submitted on
- * one CPU may still be taken in before an older one from another, as
- * for any two submissions of an id.)
+ * A task without %TDISPATCH_UTASK_MERGE, which, once accepted, takes its
+ * id's task out of the merge table (if the file ever merged): a merge
+ * after it must not replace a task that it, the newer, replaces in the
+ * pending set.  A merge between the push and the removal is concurrent
+ * with this call, and counts as the older of the two.  (Newer as seen
+ * from one CPU: the acceptor drains the CPUs' input in turn, so a task
+ * submitted on one CPU may still be taken in before an older one from
+ * another, as for any two submissions of an id.)
  */
 static int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
 			      const struct tdispatch_submit_opts *o, struct td_watcher *w,
@@ -554,27 +555,20 @@ static int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
 	struct td_task_ext *x;
 	int ret;
 
-	/* Acquire pairs with td_merge_prepare(): the buckets are seen zeroed. */
-	if (!smp_load_acquire(&u->merge.heads)) {
-		ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
-		/*
-		 * The file's first merge may have come in meanwhile, its task
-		 * in the table before ours was pushed: look again.  Ordered
-		 * after the push by llist_add()'s cmpxchg; still NULL, any
-		 * merge task of @id comes after ours.
-		 */
-		if (ret || !smp_load_acquire(&u->merge.heads))
-			return ret;
-		b = td_merge_lock(&u->merge, id);
-	} else {
-		b = td_merge_lock(&u->merge, id);
-		ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
-	}
-	x = ret ? NULL : td_merge_find(b, id);
+	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
+	/*
+	 * Ordered after the push by llist_add()'s cmpxchg, so a merge task
+	 * put in before it is seen; acquire pairs with td_merge_prepare():
+	 * the buckets are seen zeroed.
+	 */
+	if (ret || !smp_load_acquire(&u->merge.heads))
+		return ret;
+	b = td_merge_lock(&u->merge, id);
+	x = td_merge_find(b, id);
 	if (x)
 		td_merge_del(x);
 	hlist_bl_unlock(b);
-	return ret;
+	return 0;
 }
 
 static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struct td_vec *v)
