@@ -84,6 +84,8 @@ static unsigned int td_ioctl_call(unsigned int cmd)
 		{ TDISPATCH_IOC_RELEASE, TDISPATCH_ID_SIZE_VER0 },
 		{ TDISPATCH_IOC_SET_RATE, TDISPATCH_RATE_SIZE_VER0 },
 		{ TDISPATCH_IOC_RELEASE_KEY, TDISPATCH_ID_SIZE_VER0 },
+		{ TDISPATCH_IOC_SLOTS, TDISPATCH_SLOTS_SIZE_VER0 },
+		{ TDISPATCH_IOC_KICK, 0 },
 	};
 	unsigned int nr = _IOC_NR(cmd);
 
@@ -127,6 +129,10 @@ static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg
 		if (a)
 			return td_named_ioctl(f, a, call, uarg);
 		return -ENXIO;
+	case TDISPATCH_IOC_SLOTS:
+	case TDISPATCH_IOC_KICK:
+		/* A file's own dispatcher only. */
+		return u ? td_user_ioctl(f, u, file, call, uarg) : -ENXIO;
 	default:
 		return -ENOTTY;	/* whether or not there is a dispatcher */
 	}
@@ -157,6 +163,18 @@ static ssize_t td_read(struct file *file, char __user *buf, size_t len, loff_t *
 	else if (a)
 		ret = td_named_read(a, file, buf, len);
 	if (ret < 0 && ret != -EAGAIN && ret != -ERESTARTSYS)
+		atomic_long_inc(&f->rejected_calls);
+	return ret;
+}
+
+/* The shared slots of the file's own dispatcher. */
+static int td_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct td_file *f = file->private_data;
+	struct td_user *u = td_file_user(f);
+	int ret = u ? td_user_mmap(u, vma) : -ENXIO;
+
+	if (ret)
 		atomic_long_inc(&f->rejected_calls);
 	return ret;
 }
@@ -225,6 +243,7 @@ static const struct file_operations td_fops = {
 	.flush		= td_flush,
 	.read		= td_read,
 	.poll		= td_poll,
+	.mmap		= td_mmap,
 	.unlocked_ioctl	= td_ioctl,
 	/* Every argument has the same layout for 32- and 64-bit callers. */
 	.compat_ioctl	= compat_ptr_ioctl,

@@ -61,6 +61,7 @@ enum td_task_state {
 #define TD_TASK_EXT		BIT(3)	/* in a struct td_task_ext */
 #define TD_TASK_PERIODIC	BIT(4)	/* the run_task of a struct td_sup */
 #define TD_TASK_MERGE		BIT(5)	/* user.c's, in a merge table: td_merge_* */
+#define TD_TASK_SLOT		BIT(6)	/* user.c's, its payload in a shared slot */
 
 /*
  * What only a task with a deadline, a not-before time or a watch key needs,
@@ -268,7 +269,8 @@ void td_bucket_take(struct td_bucket *b, unsigned int n);
  * One CPU's submissions, waiting for the acceptor.  Submitters on this CPU
  * (preemption off) are the only writers of ->added, ->rejected, ->wakeups
  * and ->merged, with this_cpu_inc(), so that an interrupt's submission
- * cannot tear them; the acceptor is the only writer of ->drained, under
+ * cannot tear them (and the readers of shared slots, of ->merged, with
+ * this_cpu_add()); the acceptor is the only writer of ->drained, under
  * ->lock.
  */
 struct td_input {
@@ -427,6 +429,7 @@ void td_vec_flush(struct td_vec *v);
 void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp);
 
 int td_submit_merged(struct tdispatch *d);
+void td_count_merged(struct tdispatch *d, u32 n);
 
 /*
  * A file's merge table (merge.c): the tasks whose payload a submission
@@ -447,6 +450,35 @@ void td_merge_add(struct hlist_bl_head *b, struct td_task_ext *x);
 void td_merge_del(struct td_task_ext *x);
 bool td_merge_out(struct td_task_ext *x);
 void td_merge_forget(struct td_merge *m, struct td_task_ext *x);
+
+/*
+ * A file's shared slots (uslots.c): a map the file's mmap() shares (the
+ * summary of the bitmap, the bitmap of marked slots, the slots), and the
+ * kernel's own count of each slot's writes as it last read them.
+ */
+struct vm_area_struct;
+struct tdispatch_slot;
+
+struct td_uslots {
+	void *map;
+	u64 *summary;
+	u64 *bitmap;
+	struct tdispatch_slot *slot;
+	u32 *seen;
+	u32 nr;
+	size_t bitmap_off;
+	size_t slots_off;
+	size_t map_len;
+};
+
+struct td_uslots *td_uslots_new(u32 nr);
+void td_uslots_free(struct td_uslots *s);
+int td_uslots_mmap(struct td_uslots *s, struct vm_area_struct *vma);
+u64 td_uslots_grab(u64 *word);
+void td_uslots_mark(u64 *word, u64 bits);
+u64 td_uslots_id(struct td_uslots *s, u32 i);
+u32 td_uslots_read(struct td_uslots *s, u32 i, u8 *buf, u32 *writes);
+u32 td_uslots_unqueue(struct td_uslots *s, u32 i);
 
 /* Whether @v holds a wake-up or a clock reading that a sleep must not hold. */
 static inline bool td_vec_owes(const struct td_vec *v)
@@ -605,6 +637,7 @@ int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
 		   u64 rejected_calls, u64 events_lost);
 
 int td_user_create(struct td_file *f, const struct file *file, void __user *uarg);
+int td_user_mmap(struct td_user *u, struct vm_area_struct *vma);
 long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 		   unsigned int cmd, void __user *uarg);
 ssize_t td_user_read(struct td_user *u, struct file *file, char __user *buf, size_t len);

@@ -171,7 +171,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	}
 	/* Callers make room for what they ask for. */
 	ext = t->flags & TD_TASK_EXT;
-	if (WARN_ON_ONCE((flags & ~(TD_TASK_OWNED | TD_TASK_MERGE)) ||
+	if (WARN_ON_ONCE((flags & ~(TD_TASK_OWNED | TD_TASK_MERGE | TD_TASK_SLOT)) ||
 			 (!ext && (o->deadline || o->not_before || w)))) {
 		ret = -EINVAL;
 		goto rejected;
@@ -422,6 +422,15 @@ int td_submit_merged(struct tdispatch *d)
 	}
 	this_cpu_inc(d->input->merged);
 	return 0;
+}
+
+/*
+ * @n writes to a shared slot that the task read from it stands for:
+ * accepted and overridden at once, as merges are; any context.
+ */
+void td_count_merged(struct tdispatch *d, u32 n)
+{
+	this_cpu_add(d->input->merged, n);
 }
 
 /* A batch was cut: its items are processed from now on. */

@@ -40,6 +40,8 @@
 
 /* A merge replaces a payload where it is: every small task has the room. */
 static_assert(TD_UTASK_SMALL == TDISPATCH_MERGE_PAYLOAD_MAX);
+/* A slot's payload is read through the bounce buffer of a small one. */
+static_assert(TDISPATCH_SLOT_PAYLOAD_MAX <= TD_UTASK_SMALL);
 
 static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_take) == TDISPATCH_TAKE_SIZE_VER0);
@@ -96,6 +98,15 @@ struct td_utask {
 };
 
 /*
+ * The payload of a task of a shared slot (%TD_TASK_SLOT), which KICK made:
+ * its slot, read by TAKE, and whether one did.
+ */
+struct td_slot_ref {
+	u32 index;
+	bool read;
+};
+
+/*
  * What a task of @len payload bytes holds: the bound counts all of it,
  * its watch key too (freed earlier than the task, so counted to the end).
  */
@@ -131,6 +142,7 @@ struct td_user {
 	spinlock_t spare_lock;		/* serialises takers of ->spare */
 	atomic_t nr_spare;		/* >= the nodes on ->spare */
 	struct td_merge merge;
+	struct td_uslots *slots;	/* set once by SLOTS */
 	bool has_events;
 	struct td_events events;
 };
@@ -152,6 +164,23 @@ static struct td_utask *td_spare_get(struct td_user *u)
 	return container_of(n, struct td_utask, x.task.input);
 }
 
+/* @writes to a slot that one task stands for: all but one merged into it. */
+static void td_slot_count(struct td_user *u, u32 writes)
+{
+	if (writes > 1)
+		td_count_merged(u->d, writes - 1);
+}
+
+/*
+ * A slot's task ends: unread, its slot is unqueued, so that the next write
+ * queues another, and the writes since the last read end with it.
+ */
+static void td_slot_forget(struct td_user *u, struct td_slot_ref *r)
+{
+	if (!READ_ONCE(r->read))
+		td_slot_count(u, td_uslots_unqueue(u->slots, r->index));
+}
+
 /* Frees the task the payload came with, or keeps it to reuse. */
 static void td_payload_free(struct td_user *u, struct td_payload *p)
 {
@@ -159,6 +188,8 @@ static void td_payload_free(struct td_user *u, struct td_payload *p)
 
 	if (ut->x.task.flags & TD_TASK_MERGE)
 		td_merge_forget(&u->merge, &ut->x);
+	if (ut->x.task.flags & TD_TASK_SLOT)
+		td_slot_forget(u, (struct td_slot_ref *)p->data);
 	atomic_long_sub(p->held, &u->bytes);
 	if (p->len <= TD_UTASK_SMALL) {
 		if (atomic_inc_return(&u->nr_spare) <= TD_USER_MAX_SPARE) {
@@ -197,8 +228,16 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 				   u32 *len, u64 room)
 {
 	struct td_utask *ut = container_of(p, struct td_utask, p);
+	struct td_slot_ref *r = (struct td_slot_ref *)p->data;
 	struct hlist_bl_head *b;
+	u32 writes;
 
+	if (ut->x.task.flags & TD_TASK_SLOT) {
+		*len = td_uslots_read(u->slots, r->index, bounce, &writes);
+		WRITE_ONCE(r->read, true);
+		td_slot_count(u, writes);
+		return *len <= room ? bounce : NULL;
+	}
 	if (!(ut->x.task.flags & TD_TASK_MERGE) || td_merge_out(&ut->x)) {
 		*len = p->len;
 		if (*len > room)
@@ -347,6 +386,7 @@ static void td_user_free(struct td_user *u)
 	llist_for_each_entry_safe(ut, next, llist_del_all(&u->spare), x.task.input)
 		kfree(ut);
 	td_merge_free(&u->merge);
+	td_uslots_free(u->slots);
 	td_events_free(&u->events);
 	td_limit_uncharge(&u->events_charge);
 	td_limit_uncharge(&u->charge);
@@ -727,6 +767,121 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 	return 0;
 }
 
+/* SLOTS: the file's shared slots, once. */
+static int td_ioctl_slots(struct td_user *u, void __user *uarg)
+{
+	struct tdispatch_slots a;
+	struct td_uslots *s;
+	int ret;
+
+	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_SLOTS_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (a.flags || a.pad || !a.nr || a.nr % TDISPATCH_SLOTS_MIN || a.nr > TDISPATCH_SLOTS_MAX)
+		return -EINVAL;
+	/* Pairs with cmpxchg_release() below, as the others do. */
+	if (smp_load_acquire(&u->slots))
+		return -EEXIST;
+	s = td_uslots_new(a.nr);
+	if (!s)
+		return -ENOMEM;
+	/* Pairs with smp_load_acquire() in KICK and mmap(): seen whole. */
+	if (cmpxchg_release(&u->slots, NULL, s)) {
+		td_uslots_free(s);
+		return -EEXIST;
+	}
+	a.map_len = s->map_len;
+	a.bitmap_off = s->bitmap_off;
+	a.slots_off = s->slots_off;
+	return td_copy_out(uarg, &a, sizeof(a));
+}
+
+int td_user_mmap(struct td_user *u, struct vm_area_struct *vma)
+{
+	/* Pairs with cmpxchg_release() in SLOTS: the slots are seen whole. */
+	struct td_uslots *s = smp_load_acquire(&u->slots);
+
+	return s ? td_uslots_mmap(s, vma) : -ENXIO;
+}
+
+/* A task of slot @i, by the id the slot has now; TAKE reads its payload. */
+static int td_slot_submit(struct td_user *u, struct td_uslots *s, u32 i, struct td_vec *v)
+{
+	static const struct tdispatch_submit_opts o = { };
+	struct td_slot_ref *r;
+	struct td_utask *ut;
+	int ret;
+
+	ut = td_utask_get(u, sizeof(*r), false, v);
+	if (IS_ERR(ut)) {
+		atomic_long_inc(&u->rejected);
+		return PTR_ERR(ut);
+	}
+	r = (struct td_slot_ref *)ut->p.data;
+	r->index = i;
+	r->read = false;
+	ret = td_submit_task(u->d, &ut->x.task, td_uslots_id(s, i), &ut->p, &o, NULL,
+			     TD_TASK_OWNED | TD_TASK_SLOT, v);
+	/* Refused: no %TD_TASK_SLOT, so the slot stays queued for the next KICK. */
+	if (ret)
+		td_payload_free(u, &ut->p);
+	return ret;
+}
+
+/*
+ * The marked slots of bitmap word @w: a task each, those after a refusal
+ * marked again.
+ */
+static int td_slots_kick_word(struct td_user *u, struct td_uslots *s, u32 w, struct td_vec *v,
+			      int *queued)
+{
+	u64 bits;
+	int ret;
+
+	for (bits = td_uslots_grab(&s->bitmap[w]); bits; bits &= bits - 1) {
+		ret = td_slot_submit(u, s, w * 64 + __ffs64(bits), v);
+		if (ret) {
+			td_uslots_mark(&s->bitmap[w], bits);
+			return ret;
+		}
+		if (++*queued % TD_VEC_FLUSH == 0)
+			td_vec_flush(v);
+	}
+	return 0;
+}
+
+/*
+ * KICK: a task for each marked slot, found through the summary, as a
+ * vector's tasks are submitted (one clock reading, a wake-up owed per
+ * %TD_VEC_FLUSH).  Those after a refusal stay marked.
+ */
+static int td_ioctl_kick(struct td_user *u)
+{
+	/* Pairs with cmpxchg_release() in SLOTS: the slots are seen whole. */
+	struct td_uslots *s = smp_load_acquire(&u->slots);
+	u32 sw, w, words;
+	struct td_vec v = { };
+	int queued = 0, ret = 0;
+	u64 sb;
+
+	if (!s)
+		return -ENXIO;
+	words = s->nr / 64;
+	for (sw = 0; sw < DIV_ROUND_UP(words, 64) && !ret; sw++) {
+		for (sb = td_uslots_grab(&s->summary[sw]); sb; sb &= sb - 1) {
+			/* A mark the user set beyond the bitmap names nothing. */
+			w = sw * 64 + __ffs64(sb);
+			ret = w < words ? td_slots_kick_word(u, s, w, &v, &queued) : 0;
+			if (ret) {
+				td_uslots_mark(&s->summary[sw], sb);
+				break;
+			}
+		}
+	}
+	td_vec_flush(&v);
+	return queued ?: ret;
+}
+
 static int td_result_cmp(const void *a, const void *b)
 {
 	const struct tdispatch_task_result *x = a, *y = b;
@@ -963,6 +1118,10 @@ long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 		return td_ioctl_periodic_del(u, uarg);
 	case TDISPATCH_IOC_PERIODIC_STATS:
 		return td_ioctl_periodic_stats(u, uarg);
+	case TDISPATCH_IOC_SLOTS:
+		return td_ioctl_slots(u, uarg);
+	case TDISPATCH_IOC_KICK:
+		return td_ioctl_kick(u);
 	default:
 		return -ENOTTY;
 	}

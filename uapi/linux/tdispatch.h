@@ -53,9 +53,11 @@ struct tdispatch_version {
 /* per-task results, max_attempts, RELEASE, watch keys, rate limits */
 #define TDISPATCH_FEAT_LIFECYCLE	_BITULL(4)
 #define TDISPATCH_FEAT_MERGE		_BITULL(5)	/* TDISPATCH_UTASK_MERGE */
+#define TDISPATCH_FEAT_SLOTS		_BITULL(6)	/* SLOTS, KICK, mmap() */
 #define TDISPATCH_FEAT_ALL		(TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED | \
 					 TDISPATCH_FEAT_DELAYED | TDISPATCH_FEAT_PERIODIC | \
-					 TDISPATCH_FEAT_LIFECYCLE | TDISPATCH_FEAT_MERGE)
+					 TDISPATCH_FEAT_LIFECYCLE | TDISPATCH_FEAT_MERGE | \
+					 TDISPATCH_FEAT_SLOTS)
 
 /* Report the ABI version and feature bitmap.  Errors: EFAULT, EINVAL. */
 #define TDISPATCH_IOC_VERSION	_IOWR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version)
@@ -626,6 +628,98 @@ struct tdispatch_attach {
 
 #define TDISPATCH_ATTACH_SIZE_VER0	40
 
+/*
+ * Shared slots: tasks written into memory the file shares with the kernel,
+ * with no system call per task.  TDISPATCH_IOC_SLOTS sets them up once on
+ * a file's own dispatcher; mmap() of the file at offset 0 maps them.
+ */
+
+/* The most payload bytes of a slot */
+#define TDISPATCH_SLOT_PAYLOAD_MAX	40
+
+/* The fewest and most slots, and what their number is a multiple of */
+#define TDISPATCH_SLOTS_MIN		64
+#define TDISPATCH_SLOTS_MAX		65536
+
+/**
+ * struct tdispatch_slot - one task's place in the shared slots
+ * @id: the task id, read when %TDISPATCH_IOC_KICK queues the slot; a slot
+ *	keeps its id while it is queued
+ * @seq: a sequence count of the slot's writes: odd while one is under
+ *	way, and 2 higher after each.  The kernel reads @len and @payload
+ *	while @seq is even and the same before and after (it tries a few
+ *	times, then takes what it read: a writer that stops half way only
+ *	spoils its own task).  Writers of one slot exclude each other by
+ *	moving @seq from even to odd with a compare-and-swap.
+ * @queued: 1 while a task of the slot waits for %TDISPATCH_IOC_TAKE to read
+ *	it.  A writer sets it with an atomic exchange after its write; if it
+ *	was 0, the writer marks the slot (see struct tdispatch_slots) and
+ *	owes a %TDISPATCH_IOC_KICK.  The kernel clears it as it reads the slot, so
+ *	a write seen after the clear is either in what it read or queues a
+ *	new task: none is lost.
+ * @len: bytes of @payload, at most %TDISPATCH_SLOT_PAYLOAD_MAX (more is
+ *	read as that many)
+ * @pad: unused, left as the writer leaves it
+ * @payload: the task's payload
+ *
+ * Writes to a slot while its task waits replace the payload where it is:
+ * nothing is allocated, queued or woken.  The kernel counts them when it
+ * reads the slot, by @seq: each write but the newest it reads counts as
+ * accepted and overridden, as a %TDISPATCH_UTASK_MERGE merge does, and
+ * the newest is the queued task's.  A write is accepted when the kernel
+ * reads it, not before: one that no TAKE reads by the time the file is
+ * closed was never accepted.
+ */
+struct tdispatch_slot {
+	__u64 id;
+	__u32 seq;
+	__u32 queued;
+	__u32 len;
+	__u32 pad;
+	__u8 payload[TDISPATCH_SLOT_PAYLOAD_MAX];
+};
+
+/**
+ * struct tdispatch_slots - the argument of %TDISPATCH_IOC_SLOTS
+ * @size: sizeof(struct tdispatch_slots)
+ * @flags: must be zero
+ * @nr: the number of slots: a multiple of %TDISPATCH_SLOTS_MIN, at most
+ *	%TDISPATCH_SLOTS_MAX
+ * @pad: must be zero
+ * @map_len: out: the bytes to mmap() at offset 0
+ * @bitmap_off: out: where in the mapping the bitmap of marked slots starts:
+ *	@nr bits in __u64 words, slot i bit i % 64 of word i / 64.  The
+ *	mapping starts with its summary, a bit for each word of the bitmap
+ *	(word w is bit w % 64 of summary word w / 64).
+ * @slots_off: out: where in the mapping the @nr struct tdispatch_slot
+ *	start
+ *
+ * A writer that finds its slot's @queued was 0 marks the slot's bit with
+ * an atomic OR and, if that word had no bit set before, the word's bit in
+ * the summary, also with an atomic OR; %TDISPATCH_IOC_KICK clears each
+ * summary word before the words it names.
+ *
+ * Once a file: EEXIST after that, ENXIO without a dispatcher of its own,
+ * EINVAL for a bad @nr, flag or padding, ENOMEM at the memory cgroup's
+ * limit (the slots are charged to it).  %TDISPATCH_IOC_KICK queues a task
+ * for each marked slot, in the order of the bitmap, and returns how many;
+ * a slot the dispatcher refuses (its input full, for one) stays marked
+ * for the next KICK, which the call says with that refusal's errno when
+ * it queued none.  TAKE copies a slot task's payload out of its slot, as
+ * it is then.
+ */
+struct tdispatch_slots {
+	__u32 size;
+	__u32 flags;
+	__u32 nr;
+	__u32 pad;
+	__u64 map_len;
+	__u64 bitmap_off;
+	__u64 slots_off;
+};
+
+#define TDISPATCH_SLOTS_SIZE_VER0	40
+
 #define TDISPATCH_IOC_CREATE	_IOW(TDISPATCH_IOC_MAGIC, 0x01, struct tdispatch_create)
 #define TDISPATCH_IOC_SUBMIT	_IOWR(TDISPATCH_IOC_MAGIC, 0x02, struct tdispatch_submit)
 #define TDISPATCH_IOC_TAKE	_IOWR(TDISPATCH_IOC_MAGIC, 0x03, struct tdispatch_take)
@@ -644,5 +738,8 @@ struct tdispatch_attach {
 #define TDISPATCH_IOC_SET_RATE	_IOW(TDISPATCH_IOC_MAGIC, 0x0e, struct tdispatch_rate)
 /* Returns how many delayed tasks watching the key (the id field) it let in. */
 #define TDISPATCH_IOC_RELEASE_KEY	_IOW(TDISPATCH_IOC_MAGIC, 0x0f, struct tdispatch_id)
+#define TDISPATCH_IOC_SLOTS	_IOWR(TDISPATCH_IOC_MAGIC, 0x10, struct tdispatch_slots)
+/* Returns how many marked slots it queued as tasks: see struct tdispatch_slots. */
+#define TDISPATCH_IOC_KICK	_IO(TDISPATCH_IOC_MAGIC, 0x11)
 
 #endif /* _UAPI_LINUX_TDISPATCH_H */
