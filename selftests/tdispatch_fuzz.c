@@ -6,7 +6,8 @@
  * share a table of descriptors per process and make random calls on
  * them: every ioctl with valid, boundary and garbage arguments (sizes,
  * flags, strides, counts; pointers that are NULL, unmapped, read-only or
- * that run into the middle of a guard page; huge vectors), read, poll and
+ * that run into the middle of a guard page; huge vectors), shared slots
+ * mapped and written with garbage where the kernel reads, read, poll and
  * epoll, close racing the other threads, fork with the files shared,
  * SIGKILL of such children, and attaching to the test driver's
  * dispatchers while root withdraws and republishes one and now and then
@@ -233,6 +234,43 @@ static void fuzz_take_complete(unsigned long long *s, int fd)
 	count(ioctl(fd, TDISPATCH_IOC_COMPLETE, &c));
 }
 
+/*
+ * Shared slots: SLOTS with good and bad sizes, KICK, and a mapping (of any
+ * length and kind) written with garbage where the kernel reads: summary,
+ * bitmap and slots.
+ */
+static void fuzz_slots(unsigned long long *s, int fd)
+{
+	struct tdispatch_slots a = {
+		.size = arg_size(s, sizeof(a), TDISPATCH_SLOTS_SIZE_VER0),
+		.flags = arg_flags(s, 0),
+		.nr = rnd(s, 4) ? 64 << rnd(s, 5) : rnd(s, 100000),
+	};
+	size_t len = PAGE * (1 + rnd(s, 12)), i;
+	unsigned char *m;
+
+	switch (rnd(s, 3)) {
+	case 0:
+		count(ioctl(fd, TDISPATCH_IOC_SLOTS, rnd(s, 10) ? &a : arg_ptr(s, 40)));
+		break;
+	case 1:
+		count(ioctl(fd, TDISPATCH_IOC_KICK));
+		break;
+	default:
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, rnd(s, 8) ? MAP_SHARED : MAP_PRIVATE,
+			 fd, rnd(s, 8) ? 0 : PAGE);
+		count(m == MAP_FAILED ? -1 : 0);
+		if (m == MAP_FAILED)
+			break;
+		for (i = rnd(s, 64); i; i--)
+			m[rnd(s, 2) ? rnd(s, 256) : rnd(s, len)] = rnd(s, 256);
+		if (rnd(s, 2))
+			count(ioctl(fd, TDISPATCH_IOC_KICK));
+		munmap(m, len);
+		break;
+	}
+}
+
 static void fuzz_small(unsigned long long *s, int fd)
 {
 	struct tdispatch_id id = { .size = arg_size(s, sizeof(id), TDISPATCH_ID_SIZE_VER0),
@@ -243,7 +281,10 @@ static void fuzz_small(unsigned long long *s, int fd)
 							    TDISPATCH_STATS_SIZE_VER0) };
 	struct tdispatch_version v = { .size = rnd(s, 64) };
 
-	switch (rnd(s, 5)) {
+	switch (rnd(s, 6)) {
+	case 4:
+		fuzz_slots(s, fd);
+		break;
 	case 0:
 		count(ioctl(fd, TDISPATCH_IOC_CANCEL, rnd(s, 10) ? &id : arg_ptr(s, 16)));
 		break;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "libtdispatch.h"
@@ -269,6 +270,66 @@ int tdl_submit_one(struct tdl *t, uint64_t id, const void *payload, uint32_t len
 	if (ret < 0)
 		return ret;
 	return ut.status;
+}
+
+int tdl_slots_map(struct tdl *t, struct tdl_slots *s, uint32_t nr)
+{
+	struct tdispatch_slots a = { .size = sizeof(a), .nr = nr };
+	int ret;
+
+	if (!(t->features & TDISPATCH_FEAT_SLOTS))
+		return -EOPNOTSUPP;
+	ret = tdl_ioctl(t, TDISPATCH_IOC_SLOTS, &a);
+	if (ret < 0)
+		return ret;
+	s->map = mmap(NULL, a.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
+	if (s->map == MAP_FAILED)
+		return -errno;
+	s->map_len = a.map_len;
+	s->summary = s->map;
+	s->bitmap = (uint64_t *)((char *)s->map + a.bitmap_off);
+	s->slot = (struct tdispatch_slot *)((char *)s->map + a.slots_off);
+	s->nr = nr;
+	return 0;
+}
+
+void tdl_slots_unmap(struct tdl_slots *s)
+{
+	munmap(s->map, s->map_len);
+	s->map = NULL;
+}
+
+int tdl_slot_write(struct tdl_slots *s, uint32_t i, uint64_t id, const void *payload,
+		   uint32_t len)
+{
+	struct tdispatch_slot *sl;
+	uint32_t seq;
+
+	if (i >= s->nr || len > TDISPATCH_SLOT_PAYLOAD_MAX)
+		return -EINVAL;
+	sl = &s->slot[i];
+	/* Writers exclude each other: the count goes from even to odd. */
+	seq = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED);
+	while ((seq & 1) || !__atomic_compare_exchange_n(&sl->seq, &seq, seq + 1, 0,
+							 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		seq = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED);
+	/* The odd count is seen before the payload changes. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	sl->id = id;
+	sl->len = len;
+	memcpy(sl->payload, payload, len);
+	__atomic_store_n(&sl->seq, seq + 2, __ATOMIC_RELEASE);
+	/* A full barrier: the kernel clears ->queued before it reads. */
+	if (__atomic_exchange_n(&sl->queued, 1, __ATOMIC_SEQ_CST))
+		return 0;
+	if (!__atomic_fetch_or(&s->bitmap[i / 64], 1ULL << (i % 64), __ATOMIC_SEQ_CST))
+		__atomic_fetch_or(&s->summary[i / 4096], 1ULL << (i / 64 % 64), __ATOMIC_SEQ_CST);
+	return 1;
+}
+
+int tdl_kick(struct tdl *t)
+{
+	return tdl_ioctl(t, TDISPATCH_IOC_KICK, NULL);
 }
 
 static int tdl_id_call(struct tdl *t, unsigned long req, uint64_t id)

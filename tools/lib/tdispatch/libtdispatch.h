@@ -185,6 +185,71 @@ int tdl_submit(struct tdl *t, struct tdispatch_utask *tasks, size_t count, uint3
 int tdl_submit_one(struct tdl *t, uint64_t id, const void *payload, uint32_t len);
 
 /**
+ * struct tdl_slots - a file's shared slots, mapped (tdl_slots_map())
+ * @map: the mapping
+ * @map_len: its length
+ * @summary: a bit for each word of @bitmap with a mark
+ * @bitmap: the marks, a bit a slot
+ * @slot: the slots
+ * @nr: how many
+ */
+struct tdl_slots {
+	void *map;
+	size_t map_len;
+	uint64_t *summary;
+	uint64_t *bitmap;
+	struct tdispatch_slot *slot;
+	uint32_t nr;
+};
+
+/**
+ * tdl_slots_map() - set up the file's shared slots and map them
+ * @t: a file with its own dispatcher
+ * @s: filled in
+ * @nr: how many slots, a multiple of %TDISPATCH_SLOTS_MIN up to
+ *	%TDISPATCH_SLOTS_MAX
+ *
+ * Once a file.  Tasks are then written with tdl_slot_write() and queued
+ * with tdl_kick(); the worker takes them as any others.
+ *
+ * Return: 0, or -errno (-EOPNOTSUPP: the module has no shared slots).
+ */
+int tdl_slots_map(struct tdl *t, struct tdl_slots *s, uint32_t nr);
+
+/**
+ * tdl_slots_unmap() - unmap them (the file keeps its slots)
+ * @s: as tdl_slots_map() filled it
+ */
+void tdl_slots_unmap(struct tdl_slots *s);
+
+/**
+ * tdl_slot_write() - write a task into a slot, with no system call
+ * @s: the mapped slots
+ * @i: the slot, below @s->nr; one slot an id is the usual choice
+ * @id: the task id
+ * @payload: its bytes
+ * @len: how many, at most %TDISPATCH_SLOT_PAYLOAD_MAX
+ *
+ * If the slot's task still waits, its payload is replaced where it is.
+ * Threads may write one slot at once: they exclude each other on its
+ * sequence count.
+ *
+ * Return: 1 if the slot was marked and a tdl_kick() is owed, 0 if its task
+ * already waits, -EINVAL for a bad slot or length.
+ */
+int tdl_slot_write(struct tdl_slots *s, uint32_t i, uint64_t id, const void *payload,
+		   uint32_t len);
+
+/**
+ * tdl_kick() - queue a task for each marked slot
+ * @t: the file
+ *
+ * Return: how many it queued, or -errno when it queued none because the
+ * dispatcher refused (those slots stay marked: kick again later).
+ */
+int tdl_kick(struct tdl *t);
+
+/**
  * tdl_cancel() - cancel the pending and delayed tasks of an id
  * @t: the file
  * @id: the id

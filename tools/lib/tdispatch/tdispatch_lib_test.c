@@ -288,4 +288,32 @@ TEST_F(lib, adopt_an_inherited_file)
 	close(fd);
 }
 
+/* Shared slots: writes with no call, a KICK when one is owed, newest wins. */
+TEST_F(lib, slots_write_kick_and_work)
+{
+	struct tdispatch_stats_user st;
+	struct tdl_slots sl;
+	uint64_t v;
+	unsigned int i;
+	int owed = 0;
+
+	ASSERT_EQ(0, tdl_slots_map(&self->t, &sl, 64));
+	EXPECT_EQ(-EEXIST, tdl_slots_map(&self->t, &sl, 64));
+	for (v = 1; v <= 10; v++)
+		for (i = 0; i < NR_IDS; i++)
+			owed |= tdl_slot_write(&sl, i, i, &(uint64_t){ 100 * v + i }, sizeof(v));
+	EXPECT_EQ(1, owed);
+	EXPECT_EQ(-EINVAL, tdl_slot_write(&sl, 64, 0, &v, sizeof(v)));
+	EXPECT_EQ(-EINVAL, tdl_slot_write(&sl, 0, 0, &v, TDISPATCH_SLOT_PAYLOAD_MAX + 1));
+	EXPECT_EQ(NR_IDS, tdl_kick(&self->t));
+	drain(_metadata, &self->w, &self->rec, &st);
+	/* Each slot's task carried its newest write; the others merged into it. */
+	for (i = 0; i < NR_IDS; i++)
+		EXPECT_EQ(1000 + i, self->rec.last[i]);
+	EXPECT_EQ(NR_IDS * 10, st.accepted);
+	EXPECT_EQ(NR_IDS, st.done);
+	EXPECT_EQ(0, tdl_kick(&self->t));
+	tdl_slots_unmap(&sl);
+}
+
 TEST_HARNESS_MAIN

@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared slots through /dev/tdispatch: SLOTS and its errors, the mapping
+ * and its errors, writes that replace the payload of the task that waits
+ * in their slot, KICK through the summary and the bitmap, a slot unqueued
+ * when its task ends unread, the kernel reading slots a user spoils, and
+ * writers racing TAKE without losing the newest payload of any slot.
+ *
+ * The writer is spelt out here as the UAPI header describes it, so that
+ * the test holds the kernel to the header, not to a library.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <linux/tdispatch.h>
+
+#include "kselftest_harness.h"
+#include "tdispatch_helpers.h"
+
+#define SUCCESS		TDISPATCH_RESULT_SUCCESS
+
+struct td_map {
+	struct tdispatch_slots a;
+	void *map;
+	__u64 *summary;
+	__u64 *bitmap;
+	struct tdispatch_slot *slot;
+};
+
+/* SLOTS: 0 or -errno. */
+static int td_slots(int fd, struct tdispatch_slots *a, __u32 nr)
+{
+	*a = (struct tdispatch_slots) { .size = sizeof(*a), .nr = nr };
+	return ioctl(fd, TDISPATCH_IOC_SLOTS, a) ? -errno : 0;
+}
+
+static void td_map(struct __test_metadata *_metadata, int fd, struct td_map *m, __u32 nr)
+{
+	int ret = td_slots(fd, &m->a, nr);
+
+	ASSERT_EQ(0, ret) TH_LOG("slots: %s", strerror(-ret));
+	m->map = mmap(NULL, m->a.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m->map) TH_LOG("mmap: %s", strerror(errno));
+	m->summary = m->map;
+	m->bitmap = (__u64 *)((char *)m->map + m->a.bitmap_off);
+	m->slot = (struct tdispatch_slot *)((char *)m->map + m->a.slots_off);
+}
+
+/* As the UAPI header says: 1 if a KICK is owed. */
+static int td_write(struct td_map *m, __u32 i, __u64 id, const void *p, __u32 len)
+{
+	struct tdispatch_slot *s = &m->slot[i];
+	__u32 seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+
+	while ((seq & 1) || !__atomic_compare_exchange_n(&s->seq, &seq, seq + 1, 0,
+							 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	s->id = id;
+	s->len = len;
+	memcpy(s->payload, p, len);
+	__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&s->queued, 1, __ATOMIC_SEQ_CST))
+		return 0;
+	if (!__atomic_fetch_or(&m->bitmap[i / 64], 1ULL << (i % 64), __ATOMIC_SEQ_CST))
+		__atomic_fetch_or(&m->summary[i / 4096], 1ULL << (i / 64 % 64), __ATOMIC_SEQ_CST);
+	return 1;
+}
+
+/* Slot @i gets version @ver of id @id. */
+static int td_write_pl(struct td_map *m, __u32 i, __u64 id, __u64 ver)
+{
+	struct td_pl pl = { .id = id, .ver = ver };
+
+	return td_write(m, i, id, &pl, sizeof(pl));
+}
+
+static int td_kick(int fd)
+{
+	int ret = ioctl(fd, TDISPATCH_IOC_KICK);
+
+	return ret < 0 ? -errno : ret;
+}
+
+FIXTURE(slots) {
+	int fd;
+	struct td_map m;
+};
+
+FIXTURE_SETUP(slots)
+{
+	if (access(TD_DEV_PATH, F_OK))
+		SKIP(return, "no %s: tdispatch.ko is not loaded", TD_DEV_PATH);
+	self->fd = td_open(_metadata);
+	self->m.map = NULL;
+}
+
+FIXTURE_TEARDOWN(slots)
+{
+	if (self->m.map)
+		munmap(self->m.map, self->m.a.map_len);
+	close(self->fd);
+}
+
+/* Batches of @max_batch, cut when full or 1 ms old, one out at a time. */
+static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_batch)
+{
+	struct tdispatch_create c;
+
+	td_cfg_base(&c, "slots", max_batch, 64);
+	c.max_delay_ns = MSEC;
+	c.workers = 1;
+	td_create(_metadata, fd, &c);
+}
+
+/* The next batch, which must hold @n tasks. */
+static void td_take_n(struct __test_metadata *_metadata, int fd, struct td_taken *b,
+		      unsigned int n)
+{
+	int ret = td_take(fd, b, 0, WAIT_NS);
+
+	ASSERT_EQ(0, ret) TH_LOG("take: %s", strerror(-ret));
+	ASSERT_EQ(n, b->tk.nr);
+}
+
+TEST_F(slots, setup_and_mapping_refuse_what_they_cannot_do)
+{
+	static const __u32 bad_nr[] = { 0, 1, 63, 65, TDISPATCH_SLOTS_MAX + 64, ~0U };
+	struct tdispatch_slots a;
+	unsigned int i;
+	void *p;
+
+	/* No dispatcher of its own (and no counters to count it in). */
+	EXPECT_EQ(-ENXIO, td_slots(self->fd, &a, 64));
+	EXPECT_EQ(-ENXIO, td_kick(self->fd));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, PAGE, PROT_READ, MAP_SHARED, self->fd, 0));
+	EXPECT_EQ(ENXIO, errno);
+	td_setup(_metadata, self->fd, 4);
+	EXPECT_REJECTED(self->fd, ENXIO, "kick before slots",
+			ioctl(self->fd, TDISPATCH_IOC_KICK));
+	EXPECT_REJECTED(self->fd, ENXIO, "mmap before slots",
+			mmap(NULL, PAGE, PROT_READ, MAP_SHARED, self->fd, 0) == MAP_FAILED ?
+			-1 : 0);
+	for (i = 0; i < ARRAY_SIZE(bad_nr); i++)
+		EXPECT_REJECTED(self->fd, EINVAL, "a bad nr",
+				td_slots(self->fd, &a, bad_nr[i]) ? -1 : 0);
+	a = (struct tdispatch_slots) { .size = sizeof(a), .nr = 64, .flags = 1 };
+	EXPECT_REJECTED(self->fd, EINVAL, "a flag", ioctl(self->fd, TDISPATCH_IOC_SLOTS, &a));
+	a = (struct tdispatch_slots) { .size = sizeof(a), .nr = 64, .pad = 1 };
+	EXPECT_REJECTED(self->fd, EINVAL, "padding", ioctl(self->fd, TDISPATCH_IOC_SLOTS, &a));
+
+	td_map(_metadata, self->fd, &self->m, 8192);
+	/* Summary, bitmap and slots in that order, in the mapping, on cache lines. */
+	EXPECT_EQ(0, self->m.a.map_len % PAGE);
+	EXPECT_LE(2 * sizeof(__u64), self->m.a.bitmap_off);
+	EXPECT_LE(self->m.a.bitmap_off + 8192 / 8, self->m.a.slots_off);
+	EXPECT_LE(self->m.a.slots_off + 8192 * sizeof(struct tdispatch_slot), self->m.a.map_len);
+	EXPECT_EQ(0, self->m.a.slots_off % 64);
+	EXPECT_REJECTED(self->fd, EEXIST, "slots again", td_slots(self->fd, &a, 64) ? -1 : 0);
+	/* Private, past the end, or not at 0: refused, and counted. */
+	EXPECT_FAILED(self->fd, EINVAL, "a private mapping",
+		      mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, self->fd, 0) ==
+		      MAP_FAILED ? -1 : 0, 1);
+	EXPECT_FAILED(self->fd, EINVAL, "a mapping past the end",
+		      mmap(NULL, self->m.a.map_len + PAGE, PROT_READ, MAP_SHARED, self->fd, 0) ==
+		      MAP_FAILED ? -1 : 0, 1);
+	EXPECT_FAILED(self->fd, EINVAL, "a mapping at an offset",
+		      mmap(NULL, PAGE, PROT_READ, MAP_SHARED, self->fd, PAGE) ==
+		      MAP_FAILED ? -1 : 0, 1);
+	/* A prefix is fine, and sees the same memory. */
+	p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	self->m.summary[0] = 5;
+	EXPECT_EQ(5, __atomic_load_n((__u64 *)p, __ATOMIC_RELAXED));
+	self->m.summary[0] = 0;
+	munmap(p, PAGE);
+	EXPECT_EQ(0, td_kick(self->fd)) TH_LOG("nothing marked");
+}
+
+TEST_F(slots, writes_replace_the_payload_where_the_task_waits)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+
+	/* Batches of two: one slot's task waits until the other comes. */
+	td_setup(_metadata, self->fd, 2);
+	td_map(_metadata, self->fd, &self->m, 64);
+	EXPECT_EQ(1, td_write_pl(&self->m, 3, 100, 1)) TH_LOG("the first write owes a kick");
+	EXPECT_EQ(0, td_write_pl(&self->m, 3, 100, 2));
+	EXPECT_EQ(1, td_kick(self->fd));
+	EXPECT_EQ(0, td_kick(self->fd)) TH_LOG("queued once");
+	EXPECT_EQ(0, td_write_pl(&self->m, 3, 100, 3)) TH_LOG("its task waits");
+	/* Not read yet: not accepted yet, beyond the task KICK made. */
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(1, st.accepted);
+	EXPECT_EQ(1, td_write_pl(&self->m, 9, 101, 1));
+	EXPECT_EQ(1, td_kick(self->fd));
+	td_take_n(_metadata, self->fd, &b, 2);
+	EXPECT_EQ(100, b.t[0].id);
+	EXPECT_EQ(3, td_payload(&b, 0).ver) TH_LOG("the newest write goes out");
+	EXPECT_EQ(sizeof(struct td_pl), b.t[0].payload_len);
+	EXPECT_EQ(101, b.t[1].id);
+	EXPECT_EQ(0, self->m.slot[3].queued) TH_LOG("read, so unqueued");
+	/* Read: the next write queues a task of its own, behind the one taken. */
+	EXPECT_EQ(1, td_write_pl(&self->m, 3, 100, 4));
+	EXPECT_EQ(1, td_kick(self->fd));
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	EXPECT_EQ(1, td_write_pl(&self->m, 9, 101, 2));
+	EXPECT_EQ(1, td_kick(self->fd));
+	td_take_n(_metadata, self->fd, &b, 2);
+	EXPECT_EQ(4, td_payload(&b, 0).ver);
+	EXPECT_EQ(2, td_payload(&b, 1).ver);
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(6, st.accepted) TH_LOG("every write, once read");
+	EXPECT_EQ(4, st.done);
+	EXPECT_EQ(2, st.overridden);
+	EXPECT_EQ(0, st.rejected);
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+}
+
+TEST_F(slots, kick_finds_every_marked_slot_through_the_summary)
+{
+	/* 127 words of the bitmap: the summary's second word names 64 to 126. */
+	static const __u32 at[] = { 0, 5, 63, 64, 4095, 4096, 8127 };
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	unsigned int i;
+
+	td_setup(_metadata, self->fd, ARRAY_SIZE(at));
+	td_map(_metadata, self->fd, &self->m, 8128);
+	for (i = 0; i < ARRAY_SIZE(at); i++)
+		EXPECT_EQ(1, td_write_pl(&self->m, at[i], 1000 + at[i], i));
+	EXPECT_EQ(0x3 | 1ULL << 63, self->m.summary[0]);
+	EXPECT_EQ(1 | 1ULL << 62, self->m.summary[1]);
+	EXPECT_EQ(ARRAY_SIZE(at), td_kick(self->fd));
+	EXPECT_EQ(0, self->m.summary[0] | self->m.summary[1]) TH_LOG("cleared");
+	EXPECT_EQ(0, self->m.bitmap[0] | self->m.bitmap[1] | self->m.bitmap[126]);
+	td_take_n(_metadata, self->fd, &b, ARRAY_SIZE(at));
+	/* In the bitmap's order, each with its own payload. */
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		td_expect_item(_metadata, 1000 + at[i], b.t[i].id, "id of task", i);
+		td_expect_item(_metadata, i, td_payload(&b, i).ver, "payload of task", i);
+	}
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	/* A mark in the summary for a word past the bitmap names nothing. */
+	self->m.summary[1] = 1ULL << 63;
+	EXPECT_EQ(0, td_kick(self->fd));
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(ARRAY_SIZE(at), st.done);
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+}
+
+/*
+ * The shared memory says when a task's end has unqueued its slot: there is
+ * no event to wait for.
+ */
+static bool td_unqueued(struct tdispatch_slot *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < WAIT_MS && __atomic_load_n(&s->queued, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	return !__atomic_load_n(&s->queued, __ATOMIC_ACQUIRE);
+}
+
+TEST_F(slots, a_task_that_ends_unread_unqueues_its_slot)
+{
+	struct td_pl pl = { .id = 7, .ver = 100 };
+	struct tdispatch_stats_user st;
+	struct tdispatch_utask ut;
+	struct td_taken b;
+
+	td_setup(_metadata, self->fd, 8);
+	td_map(_metadata, self->fd, &self->m, 64);
+	/* A batch taken and held: with one worker, no other is cut meanwhile. */
+	EXPECT_EQ(1, td_write_pl(&self->m, 0, 6, 1));
+	EXPECT_EQ(1, td_kick(self->fd));
+	td_take_n(_metadata, self->fd, &b, 1);
+	/* Replaced by a plain submission of its id, unread. */
+	EXPECT_EQ(1, td_write_pl(&self->m, 1, 7, 1));
+	EXPECT_EQ(0, td_write_pl(&self->m, 1, 7, 2));
+	EXPECT_EQ(1, td_kick(self->fd));
+	ut = (struct tdispatch_utask) { .id = 7, .payload = uptr(&pl), .payload_len = sizeof(pl) };
+	ASSERT_EQ(1, td_submit_vec(self->fd, &ut, 1));
+	EXPECT_TRUE(td_unqueued(&self->m.slot[1])) TH_LOG("unqueued when it ended");
+	/* So a write queues again; under another id, which nothing replaces. */
+	EXPECT_EQ(1, td_write_pl(&self->m, 1, 17, 3)) TH_LOG("a write queues again");
+	EXPECT_EQ(1, td_kick(self->fd));
+	/* Cancelled once the acceptor has it, unread. */
+	EXPECT_EQ(1, td_write_pl(&self->m, 2, 8, 1));
+	EXPECT_EQ(1, td_kick(self->fd));
+	do {
+		td_stats(_metadata, self->fd, &st);
+	} while (st.queued && !usleep(1000));
+	ASSERT_EQ(0, td_cancel(self->fd, 8));
+	EXPECT_TRUE(td_unqueued(&self->m.slot[2])) TH_LOG("cancelled, unqueued");
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_stats(_metadata, self->fd, &st);
+	/* Slot 1's first task stood for two writes, both overridden. */
+	EXPECT_EQ(6, st.accepted);
+	EXPECT_EQ(1, st.done);
+	EXPECT_EQ(1, st.cancelled);
+	EXPECT_EQ(2, st.overridden);
+	EXPECT_EQ(2, st.queued + st.pending + st.in_flight) TH_LOG("id 7's plain task, id 17's");
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+}
+
+TEST_F(slots, the_kernel_reads_a_spoilt_slot_as_it_is)
+{
+	struct tdispatch_stats_user st;
+	struct td_taken b;
+	unsigned int i;
+
+	td_setup(_metadata, self->fd, 4);
+	td_map(_metadata, self->fd, &self->m, 64);
+	/* Too long, a writer that never finished, and marks by hand alone. */
+	self->m.slot[0] = (struct tdispatch_slot) { .id = 1, .seq = 2, .len = ~0U, .queued = 1 };
+	memset(self->m.slot[0].payload, 0xab, sizeof(self->m.slot[0].payload));
+	self->m.slot[1] = (struct tdispatch_slot) { .id = 2, .seq = 3, .len = 8, .queued = 1 };
+	self->m.slot[2] = (struct tdispatch_slot) { .id = 3, .seq = 0x7ffffffe, .len = 0 };
+	self->m.slot[3] = (struct tdispatch_slot) { .id = 4, .seq = 0, .len = 1 };
+	self->m.bitmap[0] = 0xf;
+	self->m.summary[0] = 1;
+	EXPECT_EQ(4, td_kick(self->fd));
+	td_take_n(_metadata, self->fd, &b, 4);
+	EXPECT_EQ(TDISPATCH_SLOT_PAYLOAD_MAX, b.t[0].payload_len) TH_LOG("clamped");
+	for (i = 0; i < TDISPATCH_SLOT_PAYLOAD_MAX; i++)
+		td_expect_item(_metadata, 0xab, b.buf[b.t[0].payload_off + i], "byte", i);
+	EXPECT_EQ(8, b.t[1].payload_len) TH_LOG("a torn slot is read as it is, in the end");
+	EXPECT_EQ(0, b.t[2].payload_len);
+	EXPECT_EQ(1, b.t[3].payload_len);
+	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_EQ(4, st.done);
+	/* Slot 2's count of 2^30 - 1 writes is the user's word: counted, once. */
+	EXPECT_EQ(st.accepted, 4 + st.overridden);
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+}
+
+TEST_F(slots, the_mapping_outlives_the_descriptor)
+{
+	struct td_map m;
+	pid_t pid;
+	int status;
+
+	td_setup(_metadata, self->fd, 4);
+	td_map(_metadata, self->fd, &m, 64);
+	EXPECT_EQ(1, td_write_pl(&m, 0, 1, 1));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(td_write_pl(&m, 1, 2, 1) == 1 ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status) TH_LOG("a child writes the same slots");
+	EXPECT_EQ(2, td_kick(self->fd));
+	/* The file (and the dispatcher) go when the last mapping does. */
+	close(self->fd);
+	self->fd = td_open(_metadata);
+	EXPECT_EQ(0, td_write_pl(&m, 0, 1, 2));
+	EXPECT_EQ(0, munmap(m.map, m.a.map_len));
+}
+
+#define RS_WRITERS	2
+#define RS_SLOTS	32
+#define RS_ROUNDS	2000
+
+struct rs_writer {
+	struct td_map *m;
+	int fd;
+	unsigned int first;
+	int err;
+};
+
+/* Versions 1 to RS_ROUNDS of each of its slots, a KICK a round if owed. */
+static void *rs_write(void *arg)
+{
+	struct rs_writer *w = arg;
+	unsigned int r, i;
+	int owed;
+
+	for (r = 1; r <= RS_ROUNDS; r++) {
+		owed = 0;
+		for (i = w->first; i < w->first + RS_SLOTS; i++)
+			owed |= td_write_pl(w->m, i, i, r);
+		if (owed && td_kick(w->fd) < 0) {
+			w->err = errno;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Two threads write one slot: each read is one whole write. */
+static void *rs_fill(void *arg)
+{
+	struct td_map *m = arg;
+	unsigned char p[TDISPATCH_SLOT_PAYLOAD_MAX];
+	unsigned int r;
+
+	for (r = 0; r < RS_ROUNDS; r++) {
+		memset(p, (unsigned char)(r | 1), sizeof(p));
+		td_write(m, 2 * RS_SLOTS, 1ULL << 40, p, sizeof(p));
+	}
+	return NULL;
+}
+
+/*
+ * Writers race TAKE on their own slots, and two threads on one more: each
+ * slot's versions reach the worker in order, the last one written is the
+ * last one taken, every read of the shared slot is one whole write, and
+ * every write is accounted for.
+ */
+TEST_F(slots, writers_racing_takes_lose_no_newest_payload)
+{
+	__u64 last[RS_WRITERS * RS_SLOTS] = { };
+	struct rs_writer w[RS_WRITERS];
+	pthread_t th[RS_WRITERS + 2];
+	struct tdispatch_stats_user st;
+	bool joined[RS_WRITERS + 2] = { };
+	struct td_taken b;
+	unsigned int i, j, n;
+	int ret;
+
+	td_setup(_metadata, self->fd, 8);
+	td_map(_metadata, self->fd, &self->m, 128);
+	for (i = 0; i < RS_WRITERS; i++) {
+		w[i] = (struct rs_writer) { .m = &self->m, .fd = self->fd, .first = i * RS_SLOTS };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, rs_write, &w[i]));
+	}
+	for (; i < RS_WRITERS + 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, rs_fill, &self->m));
+	for (n = 0; n < RS_WRITERS + 2; ) {
+		ret = td_take(self->fd, &b, 0, 10 * MSEC);
+		if (!ret) {
+			for (i = 0; i < b.tk.nr; i++) {
+				const unsigned char *p = b.buf + b.t[i].payload_off;
+				struct td_pl pl = td_payload(&b, i);
+
+				if (b.t[i].id == 1ULL << 40) {
+					ASSERT_EQ(TDISPATCH_SLOT_PAYLOAD_MAX, b.t[i].payload_len);
+					for (j = 1; j < TDISPATCH_SLOT_PAYLOAD_MAX; j++)
+						ASSERT_EQ(p[0], p[j]) TH_LOG("a torn read");
+					continue;
+				}
+				ASSERT_LT(pl.id, RS_WRITERS * RS_SLOTS);
+				ASSERT_EQ(b.t[i].id, pl.id);
+				ASSERT_LE(last[pl.id], pl.ver) TH_LOG("slot %llu went back", pl.id);
+				last[pl.id] = pl.ver;
+			}
+			td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
+			continue;
+		}
+		ASSERT_EQ(-ETIMEDOUT, ret);
+		for (n = 0, i = 0; i < RS_WRITERS + 2; i++) {
+			if (!joined[i])
+				joined[i] = !pthread_tryjoin_np(th[i], NULL);
+			n += joined[i];
+		}
+		/* The fillers owe a KICK they do not make: this is it. */
+		if (n == RS_WRITERS + 2)
+			ASSERT_LE(0, td_kick(self->fd));
+		td_stats(_metadata, self->fd, &st);
+		if (st.queued + st.pending + st.in_flight)
+			n = 0;
+	}
+	for (i = 0; i < RS_WRITERS; i++)
+		td_expect_item(_metadata, 0, w[i].err, "errno of writer", i);
+	for (i = 0; i < RS_WRITERS * RS_SLOTS; i++)
+		td_expect_item(_metadata, RS_ROUNDS, last[i], "last version taken of slot", i);
+	/* A write read twice (by its task and one queued as it was read) counts twice. */
+	EXPECT_LE((RS_WRITERS * RS_SLOTS + 2) * RS_ROUNDS, st.accepted)
+		td_stats_log(_metadata, &st);
+	EXPECT_EQ(st.accepted, st.done + st.overridden) td_stats_log(_metadata, &st);
+	EXPECT_LT(0, st.overridden) TH_LOG("nothing replaced: the test tested nothing");
+}
+
+TEST_HARNESS_MAIN
