@@ -6,6 +6,7 @@
 #   BENCH_KERNEL=6.12   which kernel (6.1, 6.12, rt or debug)
 #   BENCH_ARGS="reps=1 max_tasks=100000"   module parameters, e.g. to make
 #                       the debug kernel's run shorter
+#   TDBENCH_ARGS="5"    tdbench's arguments: rounds (11), tasks (65536)
 #   BENCH_ONLY="td_timer_bench"   only these benchmarks: module names, or
 #                       tdbench (the userspace one)
 #   BENCH_BEFORE=<git revision>   also compare tdbench against tdispatch.ko as
@@ -25,6 +26,7 @@ out=$TD_BUILD/bench-$k
 td_log "bench $k: building modules against $td_kdir"
 td_build_modules "$td_kdir" "$out"
 printf '%s\n' "${BENCH_ARGS:-}" >"$out/mod/bench/args"
+printf '%s\n' "${TDBENCH_ARGS:-}" >"$out/mod/tdbench.args"
 if [ -n "${BENCH_BEFORE:-}" ]; then
 	case " ${BENCH_ONLY:-tdbench} " in
 	*" tdbench "*) ;;

@@ -229,7 +229,8 @@ run_bench_modules() {
 		# Its tables, then its verdict in KTAP for the judge.
 		echo "1..1"
 		rc=0
-		tdbench || rc=$?
+		# shellcheck disable=SC2046 # the arguments are words
+		tdbench $(cat $mods/tdbench.args 2>/dev/null) || rc=$?
 		[ "$rc" = 0 ] && echo "ok 1 tdbench" || echo "not ok 1 tdbench"
 		echo "TD-KSFT-END tdbench rc=$rc"
 		[ -e $mods/before/tdispatch.ko ] && run_bench_ab

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tdbench: what a vector buys through /dev/tdispatch.
+ * tdbench: what a vector, and the shared slots, buy through /dev/tdispatch.
  *
  * For vectors of 1, 16, 256 and 1024 tasks per SUBMIT, producer threads
  * submit TASKS tasks between them to a dispatcher of their own file while
@@ -8,7 +8,10 @@
  * workloads: hot (ids 0 to 1023, so a newer task replaces a pending one)
  * and cold (every id distinct), each with one producer per CPU and with
  * one producer; then both with a producer per CPU and every task flagged
- * TDISPATCH_UTASK_MERGE (hot-merge, cold-merge).  tasks/s is accepted tasks
+ * TDISPATCH_UTASK_MERGE (hot-merge, cold-merge); last, both with a producer
+ * per CPU writing its tasks into the file's shared slots (one slot an id,
+ * tdl_slot_write()) with a KICK owed at most once per vector's worth of
+ * writes instead of a SUBMIT (hot-slots, cold-slots).  tasks/s is accepted tasks
  * over the time from the first SUBMIT to the last outcome (the last
  * COMPLETE after which nothing is queued, pending or in flight).  Workloads
  * and vector sizes are run in interleaved rounds and the medians, with min
@@ -38,6 +41,7 @@
 #include <sys/ioctl.h>
 
 #include <linux/tdispatch.h>
+#include "libtdispatch.h"
 
 #define MAX_ROUNDS	15
 #define MAX_PRODUCERS	64
@@ -56,13 +60,16 @@ static const struct workload {
 	int hot;
 	int per_cpu;
 	int merge;		/* TDISPATCH_UTASK_MERGE */
+	int slots;		/* shared slots and KICK instead of SUBMIT */
 } workloads[] = {
-	{ "hot", 1, 1, 0 },	/* the target's */
-	{ "cold", 0, 1, 0 },
-	{ "hot", 1, 0, 0 },
-	{ "cold", 0, 0, 0 },
-	{ "hot-merge", 1, 1, 1 },
-	{ "cold-merge", 0, 1, 1 },
+	{ "hot", 1, 1, 0, 0 },	/* the target's */
+	{ "cold", 0, 1, 0, 0 },
+	{ "hot", 1, 0, 0, 0 },
+	{ "cold", 0, 0, 0, 0 },
+	{ "hot-merge", 1, 1, 1, 0 },
+	{ "cold-merge", 0, 1, 1, 0 },
+	{ "hot-slots", 1, 1, 0, 1 },
+	{ "cold-slots", 0, 1, 0, 1 },
 };
 
 #define NR_WORKLOADS	ARRAY_SIZE(workloads)
@@ -75,6 +82,7 @@ struct run {
 	unsigned int vec;
 	int hot;
 	int merge;
+	struct tdl_slots *slots;	/* or NULL: SUBMIT */
 	unsigned int producers;
 	pthread_barrier_t start;
 	int submitted;			/* every producer returned: atomic */
@@ -88,6 +96,7 @@ struct producer {
 	unsigned int nr;
 	pthread_t th;
 	unsigned long long first;	/* its first id */
+	unsigned int slot;		/* its first slot, when cold */
 	unsigned long long cpu_ns;
 	unsigned long long t0, t1;	/* before its first SUBMIT, after its last */
 	int err;
@@ -179,6 +188,38 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/*
+ * Into the shared slots, a KICK after each @r->vec writes if one of them
+ * marked its slot: one slot an id, a hot id's shared by the producers.
+ */
+static void produce_slots(struct producer *p, struct run *r)
+{
+	unsigned long long payload, n;
+	unsigned int i, j, count;
+	int owed, ret;
+
+	for (i = 0; i < p->nr; i += r->vec) {
+		count = r->vec < p->nr - i ? r->vec : p->nr - i;
+		owed = 0;
+		for (j = 0; j < count; j++) {
+			n = p->first + i + j;
+			payload = n;
+			ret = tdl_slot_write(r->slots, r->hot ? n % HOT_IDS : p->slot + i + j,
+					     r->hot ? n % HOT_IDS : n, &payload, sizeof(payload));
+			if (ret < 0) {
+				p->err = -ret;
+				return;
+			}
+			owed |= ret;
+		}
+		/* max_input and max_buffer hold every task: nothing is refused. */
+		if (owed && ioctl(r->fd, TDISPATCH_IOC_KICK) < 0) {
+			p->err = errno;
+			return;
+		}
+	}
+}
+
 static void *produce(void *arg)
 {
 	struct producer *p = arg;
@@ -195,7 +236,9 @@ static void *produce(void *arg)
 	pthread_barrier_wait(&r->start);
 	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	p->t0 = now_ns();
-	for (i = 0; i < p->nr; i += r->vec) {
+	if (r->slots)
+		produce_slots(p, r);
+	for (i = 0; i < p->nr && !r->slots; i += r->vec) {
 		struct tdispatch_submit s = {
 			.size = sizeof(s), .tasks = (unsigned long)ut,
 			.count = r->vec < p->nr - i ? r->vec : p->nr - i,
@@ -247,18 +290,33 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	struct run r = { .vec = vec, .hot = w->hot, .merge = w->merge };
 	unsigned long long t0 = ~0ULL, t1 = 0, acc, cpu = 0;
 	struct tdispatch_stats_user st;
+	struct tdl_slots slots;
+	unsigned int i, slot = 0;
+	struct tdl t;
 	pthread_t th;
-	unsigned int i;
 	int err;
 
 	r.producers = w->per_cpu ? nr_cpus : 1;
 	snprintf(c.name, sizeof(c.name), "tdbench-%u", vec);
 	r.fd = open_dispatcher(&c);
+	if (w->slots) {
+		/* One slot an id: 1024 hot ones, or one a task rounded up. */
+		err = tdl_adopt(&t, r.fd);
+		if (!err)
+			err = tdl_slots_map(&t, &slots, w->hot ? HOT_IDS :
+					    (tasks + TDISPATCH_SLOTS_MIN - 1) /
+					    TDISPATCH_SLOTS_MIN * TDISPATCH_SLOTS_MIN);
+		if (err)
+			die("shared slots", -err);
+		r.slots = &slots;
+	}
 	pthread_barrier_init(&r.start, NULL, r.producers + 1);
 	for (i = 0; i < r.producers; i++) {
 		p[i].r = &r;
 		p[i].nr = tasks / r.producers + (i < tasks % r.producers);
 		p[i].first = (unsigned long long)i * tasks;
+		p[i].slot = slot;
+		slot += p[i].nr;
 		err = pthread_create(&p[i].th, NULL, produce, &p[i]);
 		if (err)
 			die("pthread_create", err);
@@ -280,12 +338,19 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	if (r.err)
 		die("worker", r.err);
 	quiescent(r.fd, &st);
+	if (r.slots)
+		tdl_slots_unmap(r.slots);
 	close(r.fd);
 	pthread_barrier_destroy(&r.start);
-	/* Every task accepted, and each ended done or merged into a newer one. */
+	/*
+	 * Every task accepted, and each ended done or merged into a newer one.
+	 * A slot's write can be read twice (by its task and by one it queued
+	 * as the kernel read it), each read counted: at least every write.
+	 */
 	acc = st.accepted;
-	if (acc != tasks || st.done + st.overridden != acc)
+	if ((r.slots ? acc < tasks : acc != tasks) || st.done + st.overridden != acc)
 		die("a task was lost, dropped or failed", EPROTO);
+	acc = tasks;
 	*sub = acc * SEC / (t1 - t0 ? t1 - t0 : 1);
 	*scpu = cpu / acc;
 	*wcpu = r.cpu_ns / acc;
