@@ -578,7 +578,8 @@ rejected:
 }
 
 /*
- * A task without %TDISPATCH_UTASK_MERGE, which, once accepted, takes its
+ * A task without %TDISPATCH_UTASK_MERGE (a plain one, or with
+ * %TD_TASK_SLOT in @flags a shared slot's), which, once accepted, takes its
  * id's task out of the merge table (if the file ever merged): a merge
  * after it must not replace a task that it, the newer, replaces in the
  * pending set.  A merge between the push and the removal is concurrent
@@ -589,13 +590,13 @@ rejected:
  */
 static int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
 			      const struct tdispatch_submit_opts *o, struct td_watcher *w,
-			      struct td_vec *v)
+			      u8 flags, struct td_vec *v)
 {
 	struct hlist_bl_head *b;
 	struct td_task_ext *x;
 	int ret;
 
-	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED, v);
+	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED | flags, v);
 	/*
 	 * Ordered after the push by llist_add()'s cmpxchg, so a merge task
 	 * put in before it is seen; acquire pairs with td_merge_prepare():
@@ -641,7 +642,7 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struc
 	 * The engine counts its own refusals.  The file's dispatcher outlives
 	 * the call: the vector's tasks may share @v.
 	 */
-	ret = td_submit_unmerged(u, task, ut->id, &o, w, v);
+	ret = td_submit_unmerged(u, task, ut->id, &o, w, 0, v);
 	if (ret) {
 		kfree(w);
 		td_payload_free(u, &task->p);
@@ -820,8 +821,8 @@ static int td_slot_submit(struct td_user *u, struct td_uslots *s, u32 i, struct 
 	r = (struct td_slot_ref *)ut->p.data;
 	r->index = i;
 	r->read = false;
-	ret = td_submit_task(u->d, &ut->x.task, td_uslots_id(s, i), &ut->p, &o, NULL,
-			     TD_TASK_OWNED | TD_TASK_SLOT, v);
+	/* It replaces a waiting merge task of its id: no merge may land there. */
+	ret = td_submit_unmerged(u, ut, td_uslots_id(s, i), &o, NULL, TD_TASK_SLOT, v);
 	/* Refused: no %TD_TASK_SLOT, so the slot stays queued for the next KICK. */
 	if (ret)
 		td_payload_free(u, &ut->p);
@@ -853,7 +854,9 @@ static int td_slots_kick_word(struct td_user *u, struct td_uslots *s, u32 w, str
 /*
  * KICK: a task for each marked slot, found through the summary, as a
  * vector's tasks are submitted (one clock reading, a wake-up owed per
- * %TD_VEC_FLUSH).  Those after a refusal stay marked.
+ * %TD_VEC_FLUSH).  Those after a refusal stay marked.  Up to 65536 tasks
+ * a call, so it yields the CPU between words, and stops (the rest left
+ * marked) at a fatal signal.
  */
 static int td_ioctl_kick(struct td_user *u)
 {
@@ -871,7 +874,12 @@ static int td_ioctl_kick(struct td_user *u)
 		for (sb = td_uslots_grab(&s->summary[sw]); sb; sb &= sb - 1) {
 			/* A mark the user set beyond the bitmap names nothing. */
 			w = sw * 64 + __ffs64(sb);
-			ret = w < words ? td_slots_kick_word(u, s, w, &v, &queued) : 0;
+			if (need_resched()) {
+				td_vec_flush(&v);
+				cond_resched();
+			}
+			ret = fatal_signal_pending(current) ? -EINTR :
+			      w < words ? td_slots_kick_word(u, s, w, &v, &queued) : 0;
 			if (ret) {
 				td_uslots_mark(&s->summary[sw], sb);
 				break;

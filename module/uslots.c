@@ -47,7 +47,8 @@ struct td_uslots *td_uslots_new(u32 nr)
 	s->bitmap_off = ALIGN(DIV_ROUND_UP(words, 64) * sizeof(u64), SMP_CACHE_BYTES);
 	s->slots_off = s->bitmap_off + ALIGN(words * sizeof(u64), SMP_CACHE_BYTES);
 	s->map_len = PAGE_ALIGN(s->slots_off + (size_t)nr * sizeof(struct tdispatch_slot));
-	s->map = __vmalloc(s->map_len, TD_GFP_USER | __GFP_ZERO);
+	/* __vmalloc() takes no __GFP_RETRY_MAYFAIL. */
+	s->map = __vmalloc(s->map_len, GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_ZERO);
 	s->seen = kvcalloc(nr, sizeof(*s->seen), TD_GFP_USER);
 	if (!s->map || !s->seen) {
 		td_uslots_free(s);
@@ -69,10 +70,20 @@ void td_uslots_free(struct td_uslots *s)
 	kfree(s);
 }
 
+/* vm_flags_mod() came in 6.3: Kbuild says whether the kernel has it. */
+static void td_vma_flags(struct vm_area_struct *vma, vm_flags_t set, vm_flags_t clear)
+{
+#ifdef TD_HAVE_VM_FLAGS_MOD
+	vm_flags_mod(vma, set, clear);
+#else
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+#endif
+}
+
 /*
- * A shared mapping of the whole map or a prefix of it, at offset 0.  The
- * pages are the vmalloc area's own, each with a reference the mapping
- * holds; a mapping grown by mremap() has no page past them (SIGBUS).
+ * A shared mapping of the whole map or a prefix of it, at offset 0, never
+ * grown, dumped or executed.  The pages are the vmalloc area's own, each
+ * with a reference the mapping holds.
  */
 int td_uslots_mmap(struct td_uslots *s, struct vm_area_struct *vma)
 {
@@ -80,8 +91,10 @@ int td_uslots_mmap(struct td_uslots *s, struct vm_area_struct *vma)
 	int ret;
 
 	/* A private mapping would copy the pages on write: the kernel would see nothing. */
-	if (vma->vm_pgoff || pages > s->map_len >> PAGE_SHIFT || !(vma->vm_flags & VM_SHARED))
+	if (vma->vm_pgoff || pages > s->map_len >> PAGE_SHIFT ||
+	    !(vma->vm_flags & VM_MAYSHARE) || (vma->vm_flags & VM_EXEC))
 		return -EINVAL;
+	td_vma_flags(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
 	for (i = 0; i < pages; i++) {
 		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
 				     vmalloc_to_page(s->map + i * PAGE_SIZE));
@@ -103,13 +116,13 @@ u64 td_uslots_grab(u64 *word)
 	return READ_ONCE(*word) ? xchg(word, 0) : 0;
 }
 
-/* Marks @bits of @word again, for a later KICK. */
+/*
+ * Marks @bits of @word again, for a later KICK: one atomic OR, not a loop
+ * that a user who keeps writing the word could keep going.
+ */
 void td_uslots_mark(u64 *word, u64 bits)
 {
-	u64 old = READ_ONCE(*word);
-
-	while (!try_cmpxchg(word, &old, old | bits))
-		;
+	atomic64_or(bits, (atomic64_t *)word);
 }
 
 u64 td_uslots_id(struct td_uslots *s, u32 i)
@@ -119,42 +132,54 @@ u64 td_uslots_id(struct td_uslots *s, u32 i)
 
 /*
  * The writes of slot @i since the kernel last read it, by its sequence
- * count @seq (one under way is not counted).  Two readers of a slot at
- * once (two tasks of it, which only a user who changes a slot's id or
- * marks it again by hand makes) each count what the other did not.
+ * count @seq (one under way is not counted).  The count the kernel keeps
+ * only moves forward, so that two readers of a slot at once (two tasks of
+ * it, which only a user who changes a slot's id or marks it again by hand
+ * makes) never count a write twice.
  */
 static u32 td_uslots_seen(struct td_uslots *s, u32 i, u32 seq)
 {
-	s32 d;
+	u32 old = READ_ONCE(s->seen[i]);
 
 	seq &= ~1U;
-	d = seq - xchg(&s->seen[i], seq);
-	return d > 0 ? d / 2 : 0;
+	do {
+		if ((s32)(seq - old) <= 0)
+			return 0;
+	} while (!try_cmpxchg(&s->seen[i], &old, seq));
+	return (seq - old) / 2;
 }
 
 /*
  * Read slot @i's payload into @buf (%TDISPATCH_SLOT_PAYLOAD_MAX bytes of
  * room) and return its length; *@writes is how many writes came since
  * the last read.  It is unqueued first, with a full barrier, so that a
- * write this read may miss sets ->queued again and is queued anew.
+ * write this read may miss sets ->queued again and is queued anew.  A
+ * slot still being written after a few tries (its writer preempted half
+ * way, say) is read as empty, nothing counted: the write under way has
+ * yet to exchange ->queued, finds it 0 and queues a task of its own.
  */
 u32 td_uslots_read(struct td_uslots *s, u32 i, u8 *buf, u32 *writes)
 {
 	struct tdispatch_slot *sl = &s->slot[i];
-	unsigned int tries = 0;
+	unsigned int tries;
 	u32 seq, len;
 
 	xchg(&sl->queued, 0);
-	do {
+	for (tries = 0; tries < TD_USLOT_TRIES; tries++) {
 		/* Pairs with the writer's release of an even count. */
 		seq = smp_load_acquire(&sl->seq);
 		len = min_t(u32, READ_ONCE(sl->len), TDISPATCH_SLOT_PAYLOAD_MAX);
 		memcpy(buf, sl->payload, len);
 		/* The payload is read before the count is looked at again. */
 		smp_rmb();
-	} while (((seq & 1) || READ_ONCE(sl->seq) != seq) && ++tries < TD_USLOT_TRIES);
-	*writes = td_uslots_seen(s, i, seq);
-	return len;
+		if (!(seq & 1) && READ_ONCE(sl->seq) == seq) {
+			*writes = td_uslots_seen(s, i, seq);
+			return len;
+		}
+		cpu_relax();
+	}
+	*writes = 0;
+	return 0;
 }
 
 /*

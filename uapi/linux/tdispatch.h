@@ -647,10 +647,10 @@ struct tdispatch_attach {
  *	keeps its id while it is queued
  * @seq: a sequence count of the slot's writes: odd while one is under
  *	way, and 2 higher after each.  The kernel reads @len and @payload
- *	while @seq is even and the same before and after (it tries a few
- *	times, then takes what it read: a writer that stops half way only
- *	spoils its own task).  Writers of one slot exclude each other by
- *	moving @seq from even to odd with a compare-and-swap.
+ *	while @seq is even and the same before and after; after a few tries
+ *	it hands the task out with no payload (length 0), as the write under
+ *	way then queues a task of its own.  Writers of one slot exclude each
+ *	other by moving @seq from even to odd with a compare-and-swap.
  * @queued: 1 while a task of the slot waits for %TDISPATCH_IOC_TAKE to read
  *	it.  A writer sets it with an atomic exchange after its write; if it
  *	was 0, the writer marks the slot (see struct tdispatch_slots) and
@@ -668,7 +668,10 @@ struct tdispatch_attach {
  * accepted and overridden, as a %TDISPATCH_UTASK_MERGE merge does, and
  * the newest is the queued task's.  A write is accepted when the kernel
  * reads it, not before: one that no TAKE reads by the time the file is
- * closed was never accepted.
+ * closed was never accepted.  An id written through a slot is best
+ * submitted no other way: a newer task of its id from elsewhere replaces
+ * the slot's task with the writes it stands for, even those that land
+ * while the acceptor replaces it.
  */
 struct tdispatch_slot {
 	__u64 id;
