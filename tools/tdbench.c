@@ -489,7 +489,8 @@ int main(int argc, char **argv)
 	for (wl = 0; wl < NR_WORKLOADS; wl++)
 		table(wl, rounds);
 	/* The target's comparison: each workload's medians against one task per SUBMIT, hot. */
-	printf("# against one task per SUBMIT on the target's workload (hot, a producer per CPU)\n");
+	printf("# against one task per SUBMIT on the target's workload");
+	printf(" (hot, a producer per CPU)\n");
 	printf("| workload | 1 | 16 | 256 | 1024 |\n|---|---|---|---|---|\n");
 	for (wl = 0; wl < NR_WORKLOADS; wl++) {
 		printf("| %s, %u |", workloads[wl].name, producers(&workloads[wl]));

@@ -5,6 +5,7 @@
  * of long vectors, the buffers a worker needs, and the older numbering.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include "libtdispatch.h"
 
 #define TDL_DEV		"/dev/" TDISPATCH_DEV_NAME
+/* Tries for a slot another writer holds, yielding every 64, before -EAGAIN. */
+#define TDL_SLOT_SPINS	1048576U
 
 static uint64_t tdl_ptr(const void *p)
 {
@@ -303,16 +306,24 @@ int tdl_slot_write(struct tdl_slots *s, uint32_t i, uint64_t id, const void *pay
 		   uint32_t len)
 {
 	struct tdispatch_slot *sl;
-	uint32_t seq;
+	uint32_t seq, spins;
 
 	if (i >= s->nr || len > TDISPATCH_SLOT_PAYLOAD_MAX)
 		return -EINVAL;
 	sl = &s->slot[i];
 	/* Writers exclude each other: the count goes from even to odd. */
 	seq = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED);
-	while ((seq & 1) || !__atomic_compare_exchange_n(&sl->seq, &seq, seq + 1, 0,
-							 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	for (spins = 0; ; spins++) {
+		if (!(seq & 1) && __atomic_compare_exchange_n(&sl->seq, &seq, seq + 1, 0,
+							      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+		/* One that stopped half way (it died) holds the slot for good. */
+		if (spins == TDL_SLOT_SPINS)
+			return -EAGAIN;
+		if (spins % 64 == 63)
+			sched_yield();
 		seq = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED);
+	}
 	/* The odd count is seen before the payload changes. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	sl->id = id;

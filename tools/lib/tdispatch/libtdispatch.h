@@ -235,7 +235,9 @@ void tdl_slots_unmap(struct tdl_slots *s);
  * sequence count.
  *
  * Return: 1 if the slot was marked and a tdl_kick() is owed, 0 if its task
- * already waits, -EINVAL for a bad slot or length.
+ * already waits, -EINVAL for a bad slot or length, -EAGAIN if another
+ * writer held the slot for a million tries (one that died half way holds
+ * it for good).
  */
 int tdl_slot_write(struct tdl_slots *s, uint32_t i, uint64_t id, const void *payload,
 		   uint32_t len);
