@@ -29,7 +29,8 @@ static long td_ioctl_version(struct tdispatch_version __user *uarg)
 {
 	struct tdispatch_version kver = {
 		.abi_version = TDISPATCH_ABI_VERSION,
-		.features = TDISPATCH_FEAT_ALL,
+		.features = TDISPATCH_FEAT_ALL &
+			    ~(IS_ENABLED(CONFIG_64BIT) ? 0 : TDISPATCH_FEAT_SLOTS),
 	};
 	u32 usize;
 

@@ -471,6 +471,7 @@ struct td_uslots {
 	size_t map_len;
 };
 
+#ifdef CONFIG_64BIT
 struct td_uslots *td_uslots_new(u32 nr);
 void td_uslots_free(struct td_uslots *s);
 int td_uslots_mmap(struct td_uslots *s, struct vm_area_struct *vma);
@@ -479,6 +480,26 @@ void td_uslots_mark(u64 *word, u64 bits);
 u64 td_uslots_id(struct td_uslots *s, u32 i);
 u32 td_uslots_read(struct td_uslots *s, u32 i, u8 *buf, u32 *writes);
 u32 td_uslots_unqueue(struct td_uslots *s, u32 i);
+#else
+/* No shared slots (SLOTS refuses): their words are changed with 64-bit atomics. */
+static inline struct td_uslots *td_uslots_new(u32 nr) { return NULL; }
+static inline void td_uslots_free(struct td_uslots *s) { }
+static inline int td_uslots_mmap(struct td_uslots *s, struct vm_area_struct *vma)
+{
+	return -ENXIO;
+}
+
+static inline u64 td_uslots_grab(u64 *word) { return 0; }
+static inline void td_uslots_mark(u64 *word, u64 bits) { }
+static inline u64 td_uslots_id(struct td_uslots *s, u32 i) { return 0; }
+static inline u32 td_uslots_read(struct td_uslots *s, u32 i, u8 *buf, u32 *writes)
+{
+	*writes = 0;
+	return 0;
+}
+
+static inline u32 td_uslots_unqueue(struct td_uslots *s, u32 i) { return 0; }
+#endif
 
 /* Whether @v holds a wake-up or a clock reading that a sleep must not hold. */
 static inline bool td_vec_owes(const struct td_vec *v)

@@ -768,29 +768,39 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 	return 0;
 }
 
-/* SLOTS: the file's shared slots, once. */
+/*
+ * SLOTS: the file's shared slots, made once; the same @nr again (another
+ * process sharing the file, say) is told where they are.
+ */
 static int td_ioctl_slots(struct td_user *u, void __user *uarg)
 {
+	struct td_uslots *s, *old;
 	struct tdispatch_slots a;
-	struct td_uslots *s;
 	int ret;
 
+	/* The marks are 64-bit words that the kernel and the user change atomically. */
+	if (!IS_ENABLED(CONFIG_64BIT))
+		return -EOPNOTSUPP;
 	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_SLOTS_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (a.flags || a.pad || !a.nr || a.nr % TDISPATCH_SLOTS_MIN || a.nr > TDISPATCH_SLOTS_MAX)
 		return -EINVAL;
 	/* Pairs with cmpxchg_release() below, as the others do. */
-	if (smp_load_acquire(&u->slots))
-		return -EEXIST;
-	s = td_uslots_new(a.nr);
-	if (!s)
-		return -ENOMEM;
-	/* Pairs with smp_load_acquire() in KICK and mmap(): seen whole. */
-	if (cmpxchg_release(&u->slots, NULL, s)) {
-		td_uslots_free(s);
-		return -EEXIST;
+	s = smp_load_acquire(&u->slots);
+	if (!s) {
+		s = td_uslots_new(a.nr);
+		if (!s)
+			return -ENOMEM;
+		/* Pairs with smp_load_acquire() here, in KICK and mmap(): seen whole. */
+		old = cmpxchg_release(&u->slots, NULL, s);
+		if (old) {
+			td_uslots_free(s);
+			s = old;
+		}
 	}
+	if (s->nr != a.nr)
+		return -EEXIST;
 	a.map_len = s->map_len;
 	a.bitmap_off = s->bitmap_off;
 	a.slots_off = s->slots_off;
@@ -854,7 +864,8 @@ static int td_slots_kick_word(struct td_user *u, struct td_uslots *s, u32 w, str
 /*
  * KICK: a task for each marked slot, found through the summary, as a
  * vector's tasks are submitted (one clock reading, a wake-up owed per
- * %TD_VEC_FLUSH).  Those after a refusal stay marked.  Up to 65536 tasks
+ * %TD_VEC_FLUSH).  Those after a refusal stay marked, and the refusal is
+ * the call's result: their writers owe no KICK any more.  Up to 65536 tasks
  * a call, so it yields the CPU between words, and stops (the rest left
  * marked) at a fatal signal.
  */
@@ -887,7 +898,8 @@ static int td_ioctl_kick(struct td_user *u)
 		}
 	}
 	td_vec_flush(&v);
-	return queued ?: ret;
+	/* A refusal is said even after some were queued: the caller kicks again. */
+	return ret ?: queued;
 }
 
 static int td_result_cmp(const void *a, const void *b)

@@ -81,26 +81,38 @@ static void td_vma_flags(struct vm_area_struct *vma, vm_flags_t set, vm_flags_t 
 }
 
 /*
+ * A page of the map, faulted in (again after MADV_DONTNEED, too): the
+ * vmalloc area's own, with a reference the mapping holds, as sound's
+ * vmalloc'd buffers are mapped.
+ */
+static vm_fault_t td_uslots_fault(struct vm_fault *vmf)
+{
+	struct td_uslots *s = vmf->vma->vm_private_data;
+
+	if (vmf->pgoff >= s->map_len >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	vmf->page = vmalloc_to_page(s->map + (vmf->pgoff << PAGE_SHIFT));
+	get_page(vmf->page);
+	return 0;
+}
+
+static const struct vm_operations_struct td_uslots_vm_ops = {
+	.fault = td_uslots_fault,
+};
+
+/*
  * A shared mapping of the whole map or a prefix of it, at offset 0, never
- * grown, dumped or executed.  The pages are the vmalloc area's own, each
- * with a reference the mapping holds.
+ * grown, dumped or executed.  It holds the file, so @s outlives it.
  */
 int td_uslots_mmap(struct td_uslots *s, struct vm_area_struct *vma)
 {
-	unsigned long i, pages = vma_pages(vma);
-	int ret;
-
 	/* A private mapping would copy the pages on write: the kernel would see nothing. */
-	if (vma->vm_pgoff || pages > s->map_len >> PAGE_SHIFT ||
+	if (vma->vm_pgoff || vma_pages(vma) > s->map_len >> PAGE_SHIFT ||
 	    !(vma->vm_flags & VM_MAYSHARE) || (vma->vm_flags & VM_EXEC))
 		return -EINVAL;
 	td_vma_flags(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
-	for (i = 0; i < pages; i++) {
-		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
-				     vmalloc_to_page(s->map + i * PAGE_SIZE));
-		if (ret)
-			return ret;
-	}
+	vma->vm_ops = &td_uslots_vm_ops;
+	vma->vm_private_data = s;
 	return 0;
 }
 

@@ -667,8 +667,9 @@ struct tdispatch_attach {
  * reads the slot, by @seq: each write but the newest it reads counts as
  * accepted and overridden, as a %TDISPATCH_UTASK_MERGE merge does, and
  * the newest is the queued task's.  A write is accepted when the kernel
- * reads it, not before: one that no TAKE reads by the time the file is
- * closed was never accepted.  An id written through a slot is best
+ * reads it (TAKE), or when a task of its slot ends unread (cancelled,
+ * overridden, expired, dropped), not before: one marked and never kicked
+ * was never accepted.  An id written through a slot is best
  * submitted no other way: a newer task of its id from elsewhere replaces
  * the slot's task with the writes it stands for, even those that land
  * while the acceptor replaces it.
@@ -702,14 +703,17 @@ struct tdispatch_slot {
  * the summary, also with an atomic OR; %TDISPATCH_IOC_KICK clears each
  * summary word before the words it names.
  *
- * Once a file: EEXIST after that, ENXIO without a dispatcher of its own,
+ * Once a file: the same @nr again gives the same slots (for another process
+ * sharing the file to map), another @nr EEXIST; ENXIO without a dispatcher
+ * of its own,
  * EINVAL for a bad @nr, flag or padding, ENOMEM at the memory cgroup's
- * limit (the slots are charged to it).  %TDISPATCH_IOC_KICK queues a task
- * for each marked slot, in the order of the bitmap, and returns how many;
- * a slot the dispatcher refuses (its input full, for one) stays marked
- * for the next KICK, which the call says with that refusal's errno when
- * it queued none.  TAKE copies a slot task's payload out of its slot, as
- * it is then.
+ * limit (the slots are charged to it), EOPNOTSUPP on a 32-bit kernel.
+ * %TDISPATCH_IOC_KICK queues a task for each marked slot, in the order of
+ * the bitmap, and returns how many; if the dispatcher refuses one (its
+ * input full, for one), that slot and those after it stay marked, and the
+ * call fails with the refusal's errno: their writers owe no KICK any more,
+ * so the caller kicks again later.  TAKE copies a slot task's payload out
+ * of its slot, as it is then.
  */
 struct tdispatch_slots {
 	__u32 size;
