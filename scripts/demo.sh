@@ -52,6 +52,21 @@ tdctl create --name userdemo --max-batch 8 --max-delay-ms 20 --workers 2 \
 '
 
 echo
+echo "--- userspace, shared slots: a producer writes 20000 readings for 64"
+echo "    sensors into memory the file shares with the kernel, with a kick per"
+echo "    1024 writes at most; a worker reads each sensor's newest reading only"
+tdctl create --name slotdemo --max-batch 64 --max-delay-ms 20 -- sh -c '
+	seq 0 19999 | awk "{ print \$1 % 64, \"reading-\" \$1 }" |
+		tdctl submit --slots 64 - | sed "s/^/  /"
+	echo "  the first tasks of the first batch:"
+	tdctl work --count 1 >/tmp/batch 2>/dev/null
+	head -n 3 /tmp/batch | sed "s/^/    /"
+	tdctl work --timeout-ms 500 --exec "cat >/dev/null" 2>/dev/null
+	echo "  counters (each write counted when the worker read its slot):"
+	tdctl stats | grep -E "^(accepted|done|overridden) " | sed "s/^/    /"
+'
+
+echo
 echo "--- time: a periodic health check backs off and recovers"
 echo "    a task delayed by 500 ms waits, then reaches a worker; then a health"
 echo "    check due every 200 ms, whose first 3 runs outlast their 100 ms"

@@ -210,6 +210,12 @@ static const struct cmd cmds[] = {
 	  "  --merge           a task's payload (at most 64 bytes) replaces that of\n"
 	  "                    the waiting task of its ID submitted with --merge, if\n"
 	  "                    no worker took it yet: counted overridden at once\n"
+	  "  --slots N         write task ID into shared slot ID of the file's N\n"
+	  "                    slots (IDs below N, payloads of at most 40 bytes),\n"
+	  "                    replacing a waiting task's payload with no system\n"
+	  "                    call; a kick queues the marked slots every 1024\n"
+	  "                    tasks and at the end; counted when a worker reads\n"
+	  "                    them.  Prints what it wrote and queued\n"
 	  NAMED_HELP, true },
 	{ "work", cmd_work,
 	  "[--exec CMD] [--result RESULT] [--count N] [--timeout-ms N]",

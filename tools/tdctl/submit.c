@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tdctl submit: tasks from the command line or standard input, in
- * vectors.
+ * vectors, or written into the file's shared slots (--slots).
  */
 #include "tdctl.h"
 
@@ -21,6 +21,11 @@ struct submission {
 	unsigned long pos[TDISPATCH_SUBMIT_MAX];	/* argument pair or line */
 	char *owned[TDISPATCH_SUBMIT_MAX];		/* freed after the call */
 	unsigned long accepted, rejected;
+	/* --slots: task ID goes to slot ID, a KICK per vector's worth if owed. */
+	struct tdl_slots slots;
+	bool use_slots, owed;
+	unsigned int since_kick;
+	unsigned long written, queued;
 };
 
 static void submit_reset(struct submission *s)
@@ -80,16 +85,59 @@ static int submit_flush(struct submission *s)
 	return ret < 0;
 }
 
+/* KICK for the slots written since the last one, if one is owed. */
+static int slots_kick(struct submission *s)
+{
+	int ret = 0;
+
+	if (s->owed)
+		ret = tdl_kick(td_lib(s->fd, "submit"));
+	s->owed = false;
+	s->since_kick = 0;
+	if (ret < 0)
+		return fail("submit: kick: %s%s", strerror(-ret), errno_hint(-ret));
+	s->queued += ret;
+	return 0;
+}
+
+/* Task @id into slot @id: no system call but a KICK per vector's worth. */
+static int slots_add(struct submission *s, unsigned long pos, __u64 id, const char *payload)
+{
+	size_t len = strlen(payload);
+	int ret;
+
+	if (id >= s->slots.nr || len > TDISPATCH_SLOT_PAYLOAD_MAX) {
+		fail("submit: %s %lu: --slots %u takes ids below %u, payloads of at most %u bytes",
+		     s->unit, pos, s->slots.nr, s->slots.nr, TDISPATCH_SLOT_PAYLOAD_MAX);
+		s->rejected++;
+		return 0;
+	}
+	ret = tdl_slot_write(&s->slots, id, id, payload, len);
+	if (ret < 0)
+		return fail("submit: %s %lu: slot %llu: %s", s->unit, pos, ull(id), strerror(-ret));
+	s->written++;
+	s->owed |= ret;
+	if (++s->since_kick < TDISPATCH_SUBMIT_MAX)
+		return 0;
+	return slots_kick(s);
+}
+
 static int submit_add(struct submission *s, unsigned long pos, const char *id,
 		      const char *payload, char *owned)
 {
 	struct tdispatch_utask *t = &s->t[s->n];
+	int ret;
 
 	if (parse_u64(id, &t->id)) {
 		fail("submit: %s %lu: '%s' is not a task id", s->unit, pos, id);
 		s->rejected++;
 		free(owned);
 		return 0;
+	}
+	if (s->use_slots) {
+		ret = slots_add(s, pos, t->id, payload);
+		free(owned);
+		return ret;
 	}
 	t->payload = (uintptr_t)payload;
 	t->payload_len = strlen(payload);
@@ -151,6 +199,7 @@ int cmd_submit(int argc, char **argv)
 	__u64 deadline_ms = 0, delay_ms = UINT64_MAX, at_ns = 0, max_attempts = 0, key = 0;
 	const char *watch = NULL;
 	bool merge = false;
+	__u64 slots = 0;
 	const struct opt opts[] = {
 		NUM_OPT("deadline-ms", &deadline_ms, 0, MS_MAX),
 		NUM_OPT("delay-ms", &delay_ms, 0, MS_MAX),
@@ -158,6 +207,7 @@ int cmd_submit(int argc, char **argv)
 		NUM_OPT("max-attempts", &max_attempts, 0, 65535),
 		STR_OPT("watch", &watch),
 		FLAG_OPT("merge", &merge),
+		NUM_OPT("slots", &slots, TDISPATCH_SLOTS_MIN, TDISPATCH_SLOTS_MAX),
 		NAMED_OPT,
 		END_OPT,
 	};
@@ -178,6 +228,12 @@ int cmd_submit(int argc, char **argv)
 	}
 	if (merge && (watch || deadline_ms || max_attempts || delay_ms != UINT64_MAX || at_ns)) {
 		fail("submit: --merge takes no deadline, delay, attempts or key");
+		usage_exit(argv[0]);
+	}
+	if (slots && (merge || watch || deadline_ms || max_attempts || delay_ms != UINT64_MAX ||
+		      at_ns || slots % TDISPATCH_SLOTS_MIN)) {
+		fail("submit: --slots N (a multiple of %u) takes no deadline, delay, attempts,\n"
+		     "       key or --merge", TDISPATCH_SLOTS_MIN);
 		usage_exit(argv[0]);
 	}
 	s = calloc(1, sizeof(*s));
@@ -212,6 +268,20 @@ int cmd_submit(int argc, char **argv)
 		free(s);
 		return 1;
 	}
+	if (slots) {
+		ret = need_feature(s->fd, TDISPATCH_FEAT_SLOTS, "--slots");
+		if (!ret) {
+			ret = tdl_slots_map(td_lib(s->fd, "submit"), &s->slots, slots);
+			if (ret)
+				fail("submit: --slots %llu: %s%s", ull(slots), strerror(-ret),
+				     errno_hint(-ret));
+		}
+		if (ret) {
+			free(s);
+			return 1;
+		}
+		s->use_slots = true;
+	}
 	s->max_attempts = max_attempts;
 	if (merge)
 		s->utask_flags = TDISPATCH_UTASK_MERGE;
@@ -227,9 +297,15 @@ int cmd_submit(int argc, char **argv)
 	else
 		ret = submit_args(s, argc - first, argv + first);
 	if (!ret)
-		ret = submit_flush(s);
+		ret = s->use_slots ? slots_kick(s) : submit_flush(s);
 	submit_reset(s);
-	printf("accepted %lu, rejected %lu\n", s->accepted, s->rejected);
+	if (s->use_slots) {
+		tdl_slots_unmap(&s->slots);
+		printf("written %lu, queued %lu, rejected %lu\n", s->written, s->queued,
+		       s->rejected);
+	} else {
+		printf("accepted %lu, rejected %lu\n", s->accepted, s->rejected);
+	}
 	if (!ret && s->rejected)
 		ret = 1;
 	free(s);

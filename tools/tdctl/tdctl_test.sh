@@ -10,7 +10,7 @@ set -u
 
 if [ "${1:-}" != inner ]; then
 	echo "KTAP version 1"
-	echo "1..10"
+	echo "1..12"
 	tdctl create --name tdctltest --max-batch 3 --max-delay-ms 200 --workers 1 \
 		--max-delayed 64 --events 256 -- "$0" inner
 	exit $?
@@ -67,6 +67,16 @@ expect "submit --merge: merged into the waiting task" "$(stat overridden)" 2
 out=$(mktemp)
 tdctl work --count 1 --exec "cat >$out" 2>/dev/null
 expect "the worker saw the newest payload only" "$(cat "$out")" "9 z"
+rm -f "$out"
+
+# A thousand writes to four shared slots, one task each, the newest payloads.
+expect "submit --slots: written once each, queued once each" \
+	"$(seq 0 999 | awk '{ print $1 % 4, "v" $1 }' | tdctl submit --slots 64 -)" \
+	"written 1000, queued 4, rejected 0"
+tdctl work --count 1 --exec "sort >$out" 2>/dev/null
+tdctl work --count 1 --exec "sort >>$out" 2>/dev/null
+expect "the worker saw each slot's newest write" "$(tr '\n' ' ' <"$out")" \
+	"0 v996 1 v997 2 v998 3 v999 "
 rm -f "$out"
 
 exit $failed

@@ -209,10 +209,13 @@ struct tdl_slots {
  * @nr: how many slots, a multiple of %TDISPATCH_SLOTS_MIN up to
  *	%TDISPATCH_SLOTS_MAX
  *
- * Once a file.  Tasks are then written with tdl_slot_write() and queued
- * with tdl_kick(); the worker takes them as any others.
+ * The first call on a file makes them; a later one with the same @nr (a
+ * process sharing the file) maps the same slots.  Tasks are then written
+ * with tdl_slot_write() and queued with tdl_kick(); the worker takes them
+ * as any others.
  *
- * Return: 0, or -errno (-EOPNOTSUPP: the module has no shared slots).
+ * Return: 0, or -errno (-EOPNOTSUPP: the module has no shared slots,
+ * -EEXIST: the file has slots of another number).
  */
 int tdl_slots_map(struct tdl *t, struct tdl_slots *s, uint32_t nr);
 
@@ -246,8 +249,9 @@ int tdl_slot_write(struct tdl_slots *s, uint32_t i, uint64_t id, const void *pay
  * tdl_kick() - queue a task for each marked slot
  * @t: the file
  *
- * Return: how many it queued, or -errno when it queued none because the
- * dispatcher refused (those slots stay marked: kick again later).
+ * Return: how many it queued, or -errno if the dispatcher refused one (it
+ * and the slots after it stay marked, those before it were queued): kick
+ * again later, as no later write owes it.
  */
 int tdl_kick(struct tdl *t);
 

@@ -292,13 +292,18 @@ TEST_F(lib, adopt_an_inherited_file)
 TEST_F(lib, slots_write_kick_and_work)
 {
 	struct tdispatch_stats_user st;
-	struct tdl_slots sl;
+	struct tdl_slots sl, again;
 	uint64_t v;
 	unsigned int i;
 	int owed = 0;
 
 	ASSERT_EQ(0, tdl_slots_map(&self->t, &sl, 64));
-	EXPECT_EQ(-EEXIST, tdl_slots_map(&self->t, &sl, 64));
+	EXPECT_EQ(-EEXIST, tdl_slots_map(&self->t, &again, 128));
+	/* The same number again maps the same slots. */
+	ASSERT_EQ(0, tdl_slots_map(&self->t, &again, 64));
+	again.slot[5].pad = 7;
+	EXPECT_EQ(7, sl.slot[5].pad);
+	tdl_slots_unmap(&again);
 	for (v = 1; v <= 10; v++)
 		for (i = 0; i < NR_IDS; i++)
 			owed |= tdl_slot_write(&sl, i, i, &(uint64_t){ 100 * v + i }, sizeof(v));
