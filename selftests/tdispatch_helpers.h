@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,6 +101,22 @@ static inline int td_poll(int fd, short events, int ms)
 	if (n < 0)
 		return -errno;
 	return n ? p.revents : 0;
+}
+
+/*
+ * Run on CPU 0 only, so that what is submitted reaches the acceptor in
+ * that order (it drains the CPUs' input lists in turn); @all: on every
+ * CPU again.
+ */
+static inline void td_pin_cpu0(struct __test_metadata *_metadata, bool all)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < (all ? CPU_SETSIZE : 1); i++)
+		CPU_SET(i, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
 }
 
 static inline int td_open(struct __test_metadata *_metadata)

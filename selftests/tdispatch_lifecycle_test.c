@@ -33,14 +33,9 @@ FIXTURE(life) {
 
 FIXTURE_SETUP(life)
 {
-	cpu_set_t cpu0;
-
 	if (access(TD_DEV_PATH, F_OK))
 		SKIP(return, "no %s: tdispatch.ko is not loaded", TD_DEV_PATH);
-	/* One CPU's input list: what is submitted is drained in that order. */
-	CPU_ZERO(&cpu0);
-	CPU_SET(0, &cpu0);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0));
+	td_pin_cpu0(_metadata, false);
 	self->fd = td_open(_metadata);
 }
 
@@ -612,13 +607,9 @@ TEST_F(life, merges_racing_takes_lose_no_newest_payload)
 	pthread_t th[MS_PRODUCERS];
 	struct td_taken b;
 	unsigned int i, n;
-	cpu_set_t all;
 	int ret;
 
-	CPU_ZERO(&all);
-	for (i = 0; i < CPU_SETSIZE; i++)
-		CPU_SET(i, &all);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	td_pin_cpu0(_metadata, true);
 	td_cfg_base(&c, "mstress", 8, 0);
 	c.max_delay_ns = MSEC;
 	td_create(_metadata, self->fd, &c);

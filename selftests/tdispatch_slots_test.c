@@ -98,14 +98,9 @@ FIXTURE(slots) {
 
 FIXTURE_SETUP(slots)
 {
-	cpu_set_t cpu0;
-
 	if (access(TD_DEV_PATH, F_OK))
 		SKIP(return, "no %s: tdispatch.ko is not loaded", TD_DEV_PATH);
-	/* One CPU's input list: the acceptor takes the tasks in as submitted. */
-	CPU_ZERO(&cpu0);
-	CPU_SET(0, &cpu0);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0));
+	td_pin_cpu0(_metadata, false);
 	self->fd = td_open(_metadata);
 	self->m.map = NULL;
 }
@@ -503,13 +498,9 @@ TEST_F(slots, writers_racing_takes_lose_no_newest_payload)
 	bool joined[RS_WRITERS + 2] = { };
 	struct td_taken b;
 	unsigned int i, j, n;
-	cpu_set_t all;
 	int ret;
 
-	CPU_ZERO(&all);
-	for (i = 0; i < CPU_SETSIZE; i++)
-		CPU_SET(i, &all);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	td_pin_cpu0(_metadata, true);
 	td_setup(_metadata, self->fd, 8, MSEC);
 	td_map(_metadata, self->fd, &self->m, 128);
 	rs_writing = RS_WRITERS;

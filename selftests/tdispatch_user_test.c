@@ -77,15 +77,6 @@ struct td_want {
 };
 
 /* Keep this process on CPU 0, so that all it submits drains in its order. */
-static void td_pin(struct __test_metadata *_metadata)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
-}
-
 #define POLL_ALL	(POLLIN | POLLRDNORM | POLLRDBAND)
 
 /*
@@ -598,7 +589,7 @@ TEST_F(user, same_id_before_a_take_keeps_the_newest)
 	unsigned int i;
 	__u64 lease;
 
-	td_pin(_metadata);
+	td_pin_cpu0(_metadata, false);
 	td_setup(_metadata, self->fd, 2, 16);
 	/* Versions 0, 1 and 2: id 1 twice, then id 2 fills the batch. */
 	td_submit(_metadata, self->fd, (const __u64[]){ 1, 1, 2 }, 3, 0);
@@ -620,7 +611,7 @@ TEST_F(user, newer_task_waits_behind_the_one_in_flight)
 	struct td_taken b;
 	__u64 lease;
 
-	td_pin(_metadata);
+	td_pin_cpu0(_metadata, false);
 	td_setup(_metadata, self->fd, 1, 16);
 	SUBMIT_IDS(self->fd, 7);
 	lease = TAKE_IDS(self->fd, &b, 0, 7);
@@ -772,7 +763,7 @@ TEST_F(user, full_pending_set_drops_the_oldest)
 	struct td_taken b;
 	__u64 lease;
 
-	td_pin(_metadata);
+	td_pin_cpu0(_metadata, false);
 	td_cfg(&c, 2, 16);
 	c.max_buffer = 2;
 	c.workers = 1;
