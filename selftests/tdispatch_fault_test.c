@@ -2,8 +2,8 @@
 /*
  * Fault injection: every allocation a call makes fails in turn
  * (/proc/thread-self/fail-nth, with failslab and fail_page_alloc told not
- * to spare allocations that may sleep), for CREATE, SUBMIT, ATTACH and
- * PERIODIC_ADD.  Each injected failure must come back as ENOMEM (for the
+ * to spare allocations that may sleep), for CREATE, SUBMIT, ATTACH,
+ * PERIODIC_ADD, SLOTS and KICK.  Each injected failure must come back as ENOMEM (for the
  * call, or as a task's status) or leave the call successful, never a
  * warning or a leak (the harness scans for both), and the accounting
  * equation must hold after every step.  Needs a kernel with
@@ -229,6 +229,69 @@ TEST_F(fault, periodic_add_fails_cleanly_at_every_allocation)
 	}
 	TH_LOG("%u allocations of PERIODIC_ADD failed in turn", hits);
 	EXPECT_LT(0, hits);
+	close(fd);
+}
+
+/*
+ * SLOTS (its map, the kernel's counts), then KICK of eight slots marked by
+ * hand: a refused slot and those after it stay marked, and the next KICK
+ * queues them, so every slot is queued once.
+ */
+TEST_F(fault, slots_and_kick_fail_cleanly_at_every_allocation)
+{
+	struct tdispatch_slots a = { .size = sizeof(a), .nr = 64 };
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	unsigned int n, hits = 0;
+	__u64 *summary, *bitmap, before;
+	int fd = td_open(_metadata), ret;
+	void *map;
+
+	td_cfg_base(&c, "fault", 16, 0);
+	td_create(_metadata, fd, &c);
+	for (n = 1; n < MAX_NTH; n++) {
+		ASSERT_EQ(0, fail_nth(n));
+		ret = ioctl(fd, TDISPATCH_IOC_SLOTS, &a) ? -errno : 0;
+		if (!injected()) {
+			EXPECT_EQ(0, ret);
+			break;
+		}
+		hits++;
+		if (ret)
+			EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", n);
+	}
+	TH_LOG("%u allocations of SLOTS failed in turn", hits);
+	EXPECT_LT(1, hits);
+	ASSERT_EQ(0, ioctl(fd, TDISPATCH_IOC_SLOTS, &a));
+	map = mmap(NULL, a.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	summary = map;
+	bitmap = (__u64 *)((char *)map + a.bitmap_off);
+	for (hits = 0, n = 1; n < MAX_NTH; n++) {
+		ASSERT_EQ(0, td_stats_try(fd, &st));
+		before = st.accepted;
+		bitmap[0] = 0xff;
+		summary[0] = 1;
+		ASSERT_EQ(0, fail_nth(n));
+		ret = ioctl(fd, TDISPATCH_IOC_KICK);
+		ret = ret < 0 ? -errno : ret;
+		if (!injected()) {
+			EXPECT_EQ(8, ret);
+			break;
+		}
+		hits++;
+		if (ret < 0) {
+			EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", n);
+			EXPECT_LT(0, ioctl(fd, TDISPATCH_IOC_KICK)) TH_LOG("the rest, marked");
+		}
+		ASSERT_EQ(0, td_stats_try(fd, &st));
+		EXPECT_EQ(before + 8, st.accepted) TH_LOG("allocation %u", n);
+		EXPECT_EQ(0, summary[0] | bitmap[0]);
+		td_check_equation(_metadata, fd, "kick", n);
+	}
+	TH_LOG("%u allocations of KICK failed in turn", hits);
+	EXPECT_LT(0, hits);
+	munmap(map, a.map_len);
 	close(fd);
 }
 
