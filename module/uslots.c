@@ -9,9 +9,10 @@
  *
  * Everything here is the user's memory too, written while the kernel
  * reads it: the kernel takes nothing in it on trust.  A length is clamped,
- * a torn read is tried again a few times and then taken as it is (it
- * spoils only the task of the writer that tore it), and the counts of
- * writes, read from ->seq, go only into the file's own counters.
+ * a slot still being written after a few tries is read as empty (the
+ * write under way queues a task of its own), marks beyond the bitmap name
+ * nothing, and the counts of writes, read from ->seq, go only into the
+ * file's own counters.
  *
  * Calls nothing of the module's: user.c allocates, submits and counts.
  */
