@@ -80,7 +80,10 @@ VM_TCG=${VM_TCG:-multi} "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" 
 sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p' "$out/log/results.log" | tr -d '\r' |
 	grep -v '^BENCH[ -]'
 echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log"
-"$TD_TOP/scripts/ktap.py" "bench-$k" "$out/log"
+# A failed benchmark still prints its figures: its # FAIL lines above say
+# which run failed, and the exit status says it at the end.
+rc=0
+"$TD_TOP/scripts/ktap.py" "bench-$k" "$out/log" || rc=$?
 # Last, the machine-readable lines of every benchmark (medians).
 grep '^BENCH ' "$out/log/results.log" | tr -d '\r' || true
 # BENCH_BEFORE: each line's median over the loads of each module, and after/before.
@@ -103,3 +106,4 @@ grep '^BENCH ' "$out/log/results.log" | tr -d '\r' || true
 				keys[i], b, a, b ? a / b : 0, rev
 		}
 	}'
+exit $rc

@@ -16,7 +16,9 @@
 #include <linux/sort.h>
 #include <linux/vmalloc.h>
 
+#ifndef BENCH_OUT_SIZE
 #define BENCH_OUT_SIZE	(32 * 1024)
+#endif
 
 static struct seq_buf out;
 static char *out_buf;

@@ -1,54 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What does tdispatch cost against what a driver would write instead?  This
- * module runs coalescing workloads, in one boot, seven ways:
+ * Freshness and CPU at a fixed offered load: tdispatch against the
+ * coalescers a driver author writes instead, in one boot.
  *
- *   tdispatch   tdispatch_submit() with a no-op ->process(), defaults: a
- *               SCHED_FIFO acceptor and a WQ_HIGHPRI workqueue
- *   td-item     tdispatch_submit_item() of a struct tdispatch_item per
- *               id, embedded: nothing allocated, a resubmit of one that
- *               waits is a barrier and a per-CPU counter
- *   td-wide     td-item with a wider window: max_batch wide_batch (1024)
- *               and max_delay wide_delay_us (1 ms), so that a pending id
- *               absorbs the submissions of up to a millisecond; what a
- *               driver that trades a bounded latency for coalescing sets
- *   td-normal   the same as tdispatch with TDISPATCH_NORMAL_PRIORITY:
- *               what the priority buys, measured beside it
- *   queue_work  a work item allocated and queue_work()ed per task, on an
- *               unbound workqueue: no coalescing at all
- *   spin+hash   a spinlock, a hashtable of per-id entries and a FIFO; a
- *               submit for a pending id updates its entry, and one
- *               work_struct drains up to 64 entries per run
- *   sh-wide     spin+hash given td-wide's window: a delayed_work queued
- *               wide_delay_us (rounded up to a tick) after an entry comes
- *               into an empty FIFO, or at once when it holds wide_batch,
- *               draining up to wide_batch a run: the baseline td-wide is
- *               measured against, so that neither gets a window the
- *               other lacks
+ * The model is the one every coalescing user has: N objects, each with a
+ * version that producers bump when the object changes ("the newest
+ * state"), and a consumer that must act on the newest version of every
+ * changed object soon.  A submission says "this object changed"; the
+ * consumer reads the object's version (or, for the allocating variants,
+ * the payload it was handed) when it processes it.
  *
- * Workloads: hot (ids distinct ids, heavy coalescing) and cold (every id
- * distinct, none), each with one producer kthread per online CPU, and hot
- * with a single producer.  Producers never sleep.  Each round runs every
- * workload and variant once, in that order (A B C D A B C D ...); the
- * table gives the median, min and max over the rounds, and the last lines
- * are machine-readable: BENCH engine <variant> <workload> ...
+ * Variants, all with the same window (none: work is released at once) and
+ * the same priority (a SCHED_FIFO-free producer, WQ_HIGHPRI workers):
  *
- * Latency: for hot, every sample_every-th submission stamps its id's slot
- * (unless a stamp waits there already) just before the submit, and the
- * next processing of that id takes it; for cold, the sampled task carries
- * its stamp as its payload.  For queue_work only the stamped task itself
- * takes the stamp.
+ *   td-item     a struct tdispatch_item embedded in each object,
+ *               tdispatch_submit_item(); max_batch 64, max_delay 0,
+ *               workers 2 (tdispatch's own acceptor and unbound
+ *               WQ_HIGHPRI workqueue)
+ *   td-task     tdispatch_submit() of a kmalloc()ed payload per change,
+ *               freed in ->release()
+ *   work        a work_struct embedded in each object, queue_work() on a
+ *               WQ_HIGHPRI workqueue: its pending bit coalesces for free
+ *   irqw        kernel/irq_work.c's claim-then-raise: a pending bit and an
+ *               llist_node in each object, llist_add(), and one
+ *               work_struct raised by the first add to an empty list
+ *   irqw-alloc  irqw where each change kmalloc()s its payload and
+ *               xchg()es it into the object (the older one, never
+ *               processed, is freed): the peer of td-task
+ *   spin        a spinlock and a FIFO of entries embedded in the objects,
+ *               a lockless peek at the entry's queued flag first, one
+ *               work_struct that drains 64 entries a batch
+ *   xarray      the objects in an xarray, XA_MARK_1 as the pending set
+ *               (a lockless xa_get_mark() first), one work_struct that
+ *               takes 64 marked entries a batch from a rotating cursor
+ *   none        the producers alone, pacing and bumping versions: its CPU
+ *               time is taken off every other variant's
  *
- * Submit cost: every time_every-th submit call (8) is timed between two
- * clock reads, net of what the two reads cost alone; timing every call
- * would add that bracket (40-80 ns here, half an item's submit or more) to
- * every producer's loop, and so to tasks/s.
+ * Workloads: "trivial" processing (reading the version) and "costly"
+ * (2 us a task and 20 us a batch, as a lock taken and a device or
+ * network call made once per batch).  Ids: round-robin, uniform and Zipf
+ * (s = 1, ranks scattered over the ids), over 1,024 and 1,000,000
+ * objects.  Producers: a kthread per online CPU, each offering its share
+ * of the rate, paced by an absolute hrtimer sleep every tick_us; a
+ * producer that falls behind catches up at once (open loop).
  *
- * Before the workloads, the pieces of the submit path are timed one by one
- * on one CPU, so that each change to it is chosen by numbers.
+ * Figures, per run (the table gives medians over reps interleaved rounds):
+ *   accepted/s   submissions accepted (a merged one included)
+ *   processed/s  objects (or payloads) a consumer acted on: work done
+ *   cpu_ns       busy time of every CPU over the run (from the start of
+ *                the producers to the end of the drain), less the none
+ *                variant's at the same rate and ids, per accepted
+ *                submission
+ *   staleness    for every sample_every-th submission of each producer
+ *                (when no sample of its object waits already), the time
+ *                from just before the change to the start of the first
+ *                processing that reflects it: one that reads that
+ *                version or a newer one; p50, p99 and max
+ * Capacity: the highest offered rate (a doubling ladder from cap_start,
+ * then cap_steps bisections) at which a variant's producers offer at
+ * least 95% of the rate and staleness p99 stays within 2 ms (the window,
+ * 0, + 2 ms); one run a probe.
+ *
+ * After each run every object's processed version must equal its last
+ * one: a variant that loses an update fails the benchmark, which still
+ * prints every figure.
  *
  * It runs at load ("make bench"); the results are plain text in
- * /sys/kernel/debug/td_engine_bench/results.
+ * /sys/kernel/debug/td_engine_bench/results, BENCH lines last.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -56,159 +74,215 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
-#include <linux/hashtable.h>
-#include <linux/jiffies.h>
+#include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/llist.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/random.h>
-#include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/tdispatch.h>
 #include <linux/tick.h>
-#include <linux/utsname.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
+#define BENCH_OUT_SIZE	(256 * 1024)
 #include "bench.h"
 
-/* Named as td_timer_bench's, so that one BENCH_ARGS serves both. */
-static unsigned int max_tasks = 100000;
-module_param(max_tasks, uint, 0444);
-MODULE_PARM_DESC(max_tasks, "tasks submitted per variant and workload (default 100000)");
-
-static unsigned int reps = 5;
+static unsigned int reps = 7;
 module_param(reps, uint, 0444);
-MODULE_PARM_DESC(reps, "interleaved rounds over every variant and workload (default 5)");
+MODULE_PARM_DESC(reps, "interleaved rounds (default 7)");
 
-static unsigned int ids = 1024;
-module_param(ids, uint, 0444);
-MODULE_PARM_DESC(ids, "distinct task ids of the hot workload (default 1024)");
+static unsigned int run_ms = 100;
+module_param(run_ms, uint, 0444);
+MODULE_PARM_DESC(run_ms, "offered-load time of each run, ms (default 100)");
 
-static unsigned int sample_every = 64;
+static unsigned int tick_us = 100;
+module_param(tick_us, uint, 0444);
+MODULE_PARM_DESC(tick_us, "producers' pacing tick, us (default 100)");
+
+static unsigned int rate1 = 100000, rate2 = 400000, rate3 = 1600000;
+module_param(rate1, uint, 0444);
+MODULE_PARM_DESC(rate1, "light offered load, submissions/s (default 100000)");
+module_param(rate2, uint, 0444);
+MODULE_PARM_DESC(rate2, "medium offered load (default 400000)");
+module_param(rate3, uint, 0444);
+MODULE_PARM_DESC(rate3, "heavy offered load (default 1600000)");
+
+static unsigned int sample_every = 16;
 module_param(sample_every, uint, 0444);
-MODULE_PARM_DESC(sample_every, "stamp every Nth submission for latency (default 64)");
+MODULE_PARM_DESC(sample_every, "sample every Nth submission of a producer for staleness (default 16)");
 
-static unsigned int delay_us = 100;
-module_param(delay_us, uint, 0444);
-MODULE_PARM_DESC(delay_us, "tdispatch max_delay in microseconds (default 100)");
+static unsigned int dists = 7;
+module_param(dists, uint, 0444);
+MODULE_PARM_DESC(dists, "id distributions, a mask: 1 round-robin, 2 uniform, 4 zipf (default 7)");
 
-static unsigned int wide_delay_us = 1000;
-module_param(wide_delay_us, uint, 0444);
-MODULE_PARM_DESC(wide_delay_us, "td-wide's max_delay in microseconds (default 1000)");
+static unsigned int sizes = 3;
+module_param(sizes, uint, 0444);
+MODULE_PARM_DESC(sizes, "id spaces, a mask: 1 1024 ids, 2 1000000 ids (default 3)");
 
-static unsigned int wide_batch = 1024;
-module_param(wide_batch, uint, 0444);
-MODULE_PARM_DESC(wide_batch, "td-wide's max_batch (default 1024)");
+static unsigned int cap_start = 100000;
+module_param(cap_start, uint, 0444);
+MODULE_PARM_DESC(cap_start, "capacity search's first rate (default 100000; 0 skips it)");
 
-static unsigned int time_every = 8;
-module_param(time_every, uint, 0444);
-MODULE_PARM_DESC(time_every, "time every Nth submit call, not all (default 8; 1 times each)");
+static unsigned int cap_steps = 3;
+module_param(cap_steps, uint, 0444);
+MODULE_PARM_DESC(cap_steps, "capacity search's bisections (default 3)");
 
-static unsigned int workers = 2;
-module_param(workers, uint, 0444);
-MODULE_PARM_DESC(workers, "tdispatch workers, batches in flight at once (default 2)");
+static bool peer_unbound;
+module_param(peer_unbound, bool, 0444);
+MODULE_PARM_DESC(peer_unbound, "the peers' workqueue WQ_UNBOUND, as tdispatch's (default 0: per-CPU, the work runs where it was queued)");
 
 static char *only;
 module_param(only, charp, 0444);
-MODULE_PARM_DESC(only, "run only the variant of this name (default: all)");
-
-static unsigned int wls = 7;
-module_param(wls, uint, 0444);
-MODULE_PARM_DESC(wls, "workloads to run, a mask: 1 hot, 2 cold, 4 hot with one producer (default 7)");
-
-static bool pieces = true;
-module_param(pieces, bool, 0444);
-MODULE_PARM_DESC(pieces, "time the submit path piece by piece first (default 1; 0, to profile the workloads alone, leaves the timing bracket in submit ns)");
+MODULE_PARM_DESC(only, "run only the variant of this name, beside none (default: all)");
 
 #define BATCH		64U
-#define DRAIN_TIMEOUT	(300 * HZ)
+#define WORKERS		2U
 #define MAX_REPS	15U
+#define MAX_PRODUCERS	8U
+#define ZIPF_SEQ	65536U
+#define LAT_MAX		65536U
+#define CAP_SLACK_NS	(2 * NSEC_PER_MSEC)
+#define DRAIN_TIMEOUT	(60 * HZ)
+#define TASK_COST_NS	2000
+#define BATCH_COST_US	20
 
-/* ---- what every variant shares ------------------------------------------ */
+/* ---- objects, and what every variant shares ------------------------------ */
 
-struct workload {
-	const char *name;
-	bool cold;			/* every id distinct */
-	bool one;			/* one producer, not one per CPU */
+struct payload {
+	u64 ver;
 };
 
-static const struct workload workloads[] = {
-	{ .name = "hot" },
-	{ .name = "cold", .cold = true },
-	{ .name = "hot", .one = true },
+struct obj {
+	atomic64_t ver;		/* bumped by each change */
+	u64 done_ver;		/* the newest version processed */
+	u64 stamp_ver;		/* a sampled change's version, or 0 */
+	u64 stamp;		/* its time, 0 until written */
+	struct payload *newest;	/* irqw-alloc: the change not yet processed */
+	union {
+		struct tdispatch_item item;
+		struct work_struct work;
+		struct {
+			struct llist_node ll;
+			unsigned long pending;
+		};
+		struct {
+			struct list_head fifo;
+			bool queued;
+		};
+	};
 };
 
-static const struct workload *wl;	/* the one running */
-static u64 *stamps;		/* hot: per id, submit time of a sampled task, or 0 */
-static u64 *lat;		/* latency samples */
-static unsigned int lat_max;
+static struct obj *objs;
+static unsigned int nr_objs;
+static bool costly;		/* the workload running */
+static struct workqueue_struct *peer_wq;
+static struct kmem_cache *payload_cache;
+
+static u64 *lat;
 static atomic_t lat_n;
-static atomic64_t processed, batches;
+static atomic64_t processed;
+static atomic64_t replaced;	/* payloads freed unprocessed, replaced by newer ones */
+static atomic64_t lost;		/* payloads that ended otherwise: a bug */
 static u64 last_processed;
 
 static void note_latency(u64 ns)
 {
 	unsigned int i = atomic_inc_return(&lat_n) - 1;
 
-	if (i < lat_max)
+	if (i < LAT_MAX)
 		lat[i] = ns;
 }
 
-/* @stamp: a cold task's submit time (its payload), or 0; @take: hot, sampled. */
-static void note_processed(u64 id, u64 stamp, bool take)
+/* The start of one object's processing, of version @ver. */
+static void obj_process(struct obj *o, u64 ver)
 {
-	u64 now = ktime_get_ns(), s;
+	u64 now = ktime_get_ns(), sv = READ_ONCE(o->stamp_ver), s;
 
-	if (wl->cold) {
-		if (stamp)
-			note_latency(now - stamp);
-	} else if (take) {
-		s = xchg(&stamps[id], 0);
-		if (s)
-			note_latency(now - s);
+	/* A sample this processing reflects; its stamp may not be written yet. */
+	if (sv && sv <= ver) {
+		s = xchg(&o->stamp, 0);
+		if (s) {
+			note_latency(now > s ? now - s : 0);
+			/* The stamp cleared first: a producer's new one is not lost. */
+			smp_store_release(&o->stamp_ver, 0);
+		}
 	}
+	if (ver > o->done_ver)
+		WRITE_ONCE(o->done_ver, ver);
+	if (costly)
+		ndelay(TASK_COST_NS);
+	atomic64_inc(&processed);
 	if (now > READ_ONCE(last_processed))
 		WRITE_ONCE(last_processed, now);
 }
 
+static void batch_start(void)
+{
+	if (costly)
+		udelay(BATCH_COST_US);
+}
+
 struct variant {
 	const char *name;
-	unsigned int bytes;			/* per pending item */
-	unsigned int flags;			/* tdispatch's config */
-	bool wide;				/* wide_batch, wide_delay_us */
-	int (*setup)(struct variant *v);
-	int (*submit)(u64 id, u64 stamp, bool sampled);
-	int (*drain)(void);			/* until all is processed */
+	bool alloc;			/* a payload per change */
+	unsigned int bytes;		/* per object, and per pending change if alloc */
+	int (*setup)(void);
+	/* @o changed to @ver: 0, or an errno for a submission refused. */
+	int (*submit)(struct obj *o, u64 ver);
+	bool (*idle)(void);		/* nothing left to process */
 	void (*teardown)(void);
 };
+
+static struct payload *payload_new(u64 ver)
+{
+	struct payload *p = kmem_cache_alloc(payload_cache, GFP_KERNEL);
+
+	if (p)
+		p->ver = ver;
+	return p;
+}
 
 /* ---- tdispatch ------------------------------------------------------------ */
 
 static struct tdispatch *td;
-static struct tdispatch_stats td_stats;	/* once drained, for the report */
 
 static enum tdispatch_result td_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
+	bool alloc = tdispatch_priv(d);
 	unsigned int i;
 
+	batch_start();
 	for (i = 0; i < b->nr; i++) {
 		struct tdispatch_task *t = tdispatch_batch_task(b, i);
+		struct obj *o;
 
-		note_processed(tdispatch_task_id(t), (uintptr_t)tdispatch_task_payload(t), true);
+		if (alloc) {
+			struct payload *p = tdispatch_task_payload(t);
+
+			obj_process(&objs[tdispatch_task_id(t)], p->ver);
+		} else {
+			o = container_of(tdispatch_task_item(t), struct obj, item);
+			obj_process(o, atomic64_read(&o->ver));
+		}
 	}
-	atomic64_add(b->nr, &processed);
-	atomic64_inc(&batches);
 	return TDISPATCH_SUCCESS;
 }
 
 static void td_release(struct tdispatch *d, struct tdispatch_task *t,
 		       enum tdispatch_outcome outcome)
 {
+	if (!tdispatch_priv(d))
+		return;
+	if (outcome == TDISPATCH_OVERRIDDEN)
+		atomic64_inc(&replaced);
+	else if (outcome != TDISPATCH_DONE)
+		atomic64_inc(&lost);
+	kmem_cache_free(payload_cache, tdispatch_task_payload(t));
 }
 
 static const struct tdispatch_ops td_ops = {
@@ -216,408 +290,557 @@ static const struct tdispatch_ops td_ops = {
 	.release = td_release,
 };
 
-static int td_setup(struct variant *v)
+static int td_create(bool alloc)
 {
 	struct tdispatch_config cfg = {
 		.name = "td_engine_bench",
-		.max_buffer = wl->cold ? SZ_1M : max3(ids, BATCH, v->wide ? wide_batch : 0),
-		.max_batch = v->wide ? wide_batch : BATCH,
-		.max_delay_ns = (u64)(v->wide ? wide_delay_us : delay_us) * NSEC_PER_USEC,
-		.workers = workers,
-		.max_input = clamp_t(unsigned int, max_tasks, 1, SZ_1M),
-		.flags = v->flags,
+		.max_buffer = max(nr_objs, BATCH),
+		.max_batch = BATCH,
+		.max_delay_ns = 0,
+		.workers = WORKERS,
+		.max_input = SZ_1M,
 	};
 
-	/* td_task_cache is tdispatch's own; its objects are this size. */
-	v->bytes = sizeof(struct tdispatch_task);
-	memset(&td_stats, 0, sizeof(td_stats));
-	td = tdispatch_create(&cfg, &td_ops, NULL);
-	return PTR_ERR_OR_ZERO(td);
+	td = tdispatch_create(&cfg, &td_ops, (void *)(uintptr_t)alloc);
+	if (IS_ERR(td)) {
+		int ret = PTR_ERR(td);
+
+		td = NULL;
+		return ret;
+	}
+	return 0;
 }
 
-static int td_submit(u64 id, u64 stamp, bool sampled)
+static int ti_setup(void)
 {
-	return tdispatch_submit(td, id, (void *)(uintptr_t)stamp, 0, GFP_KERNEL);
+	unsigned int i;
+
+	for (i = 0; i < nr_objs; i++)
+		tdispatch_item_init(&objs[i].item, i, NULL);
+	return td_create(false);
 }
 
-/* td-item: one item per id, embedded in an array as a driver's objects. */
-static struct tdispatch_item *items;
-static unsigned long nr_items;
-
-static unsigned long item_index(u64 id)
+static int ti_submit(struct obj *o, u64 ver)
 {
-	return wl->cold ? (id >> 40) * max_tasks + (id & (BIT_ULL(40) - 1)) : id;
+	return tdispatch_submit_item(td, &o->item);
 }
 
-static int ti_setup(struct variant *v)
+static int tt_setup(void)
 {
-	unsigned long i;
-	int ret = td_setup(v);
+	return td_create(true);
+}
 
-	v->bytes = sizeof(struct tdispatch_item);	/* the caller's, none allocated */
-	for (i = 0; !ret && i < nr_items; i++)
-		tdispatch_item_init(&items[i], wl->cold ? (i / max_tasks) << 40 | i % max_tasks : i,
-				    NULL);
+static int tt_submit(struct obj *o, u64 ver)
+{
+	struct payload *p = payload_new(ver);
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	ret = tdispatch_submit(td, o - objs, p, 0, GFP_KERNEL);
+	if (ret)
+		kmem_cache_free(payload_cache, p);
 	return ret;
 }
 
-static int ti_submit(u64 id, u64 stamp, bool sampled)
+static bool td_idle(void)
 {
-	struct tdispatch_item *it = &items[item_index(id)];
-
-	/* Cold items go once each: the stamp rides as the payload. */
-	if (wl->cold)
-		it->task.payload = (void *)(uintptr_t)stamp;
-	return tdispatch_submit_item(td, it);
-}
-
-static int td_drain(void)
-{
-	unsigned long end = jiffies + DRAIN_TIMEOUT;
 	struct tdispatch_stats st;
 
-	for (;;) {
-		tdispatch_get_stats(td, &st);
-		if (!st.queued && !st.pending && !st.in_flight)
-			break;
-		if (time_after(jiffies, end))
-			return -ETIMEDOUT;
-		usleep_range(500, 1000);
-	}
-	td_stats = st;
-	if (st.done != atomic64_read(&processed) || st.dropped || st.expired)
-		return -EIO;
-	return 0;
+	tdispatch_get_stats(td, &st);
+	return !st.queued && !st.pending && !st.in_flight;
 }
 
 static void td_teardown(void)
 {
-	if (!IS_ERR_OR_NULL(td))
+	if (td)
 		tdispatch_destroy(td, TDISPATCH_DISCARD, 0);
 	td = NULL;
 }
 
-/* ---- baseline A: queue_work() per task ------------------------------------ */
+/* ---- work: a work_struct embedded in each object -------------------------- */
 
-struct qw_item {
-	struct work_struct work;
-	u64 id;
-	u64 stamp;
-	bool sampled;
-};
-
-static struct kmem_cache *qw_cache;
-static struct workqueue_struct *qw_wq;
-
-static void qw_fn(struct work_struct *w)
+static void work_fn(struct work_struct *w)
 {
-	struct qw_item *it = container_of(w, struct qw_item, work);
+	struct obj *o = container_of(w, struct obj, work);
 
-	note_processed(it->id, it->stamp, it->sampled);
-	atomic64_inc(&processed);
-	atomic64_inc(&batches);
-	kmem_cache_free(qw_cache, it);
+	/* The pending bit was cleared, with a full barrier, before this ran. */
+	batch_start();
+	obj_process(o, atomic64_read(&o->ver));
 }
 
-static int qw_setup(struct variant *v)
+static int work_setup(void)
 {
-	qw_cache = KMEM_CACHE(qw_item, 0);
-	if (!qw_cache)
-		return -ENOMEM;
-	v->bytes = kmem_cache_size(qw_cache);
-	qw_wq = alloc_workqueue("td_eb_qw", WQ_UNBOUND, 0);
-	return qw_wq ? 0 : -ENOMEM;
-}
+	unsigned int i;
 
-static int qw_submit(u64 id, u64 stamp, bool sampled)
-{
-	struct qw_item *it = kmem_cache_alloc(qw_cache, GFP_KERNEL);
-
-	if (!it)
-		return -ENOMEM;
-	INIT_WORK(&it->work, qw_fn);
-	it->id = id;
-	it->stamp = stamp;
-	it->sampled = sampled;
-	queue_work(qw_wq, &it->work);
+	for (i = 0; i < nr_objs; i++)
+		INIT_WORK(&objs[i].work, work_fn);
 	return 0;
 }
 
-static int qw_drain(void)
+static int work_submit(struct obj *o, u64 ver)
 {
-	flush_workqueue(qw_wq);
+	queue_work(peer_wq, &o->work);
 	return 0;
 }
 
-static void qw_teardown(void)
+static bool peer_idle(void)
 {
-	if (qw_wq)
-		destroy_workqueue(qw_wq);
-	qw_wq = NULL;
-	kmem_cache_destroy(qw_cache);
-	qw_cache = NULL;
+	flush_workqueue(peer_wq);
+	return true;	/* what was missed shows in the objects' versions */
 }
 
-/* ---- baseline B: spinlock + hashtable coalescer --------------------------- */
+/* ---- irqw: claim-then-raise, kernel/irq_work.c's pattern -------------------- */
 
-struct sh_ent {
-	struct hlist_node hnode;
-	struct list_head fifo;
-	u64 id;
-	u64 payload;
-};
+static LLIST_HEAD(irqw_list);
+static bool irqw_alloc;		/* irqw-alloc, not irqw */
+static struct work_struct irqw_work;
 
-static DEFINE_HASHTABLE(sh_hash, 12);
-static DEFINE_SPINLOCK(sh_lock);
-static LIST_HEAD(sh_fifo);
-static struct kmem_cache *sh_cache;
-static struct workqueue_struct *sh_wq;
-static struct delayed_work sh_work;
-static unsigned int sh_n;		/* entries on sh_fifo */
-static unsigned int sh_batch;		/* most entries one run drains */
-static unsigned long sh_delay;		/* jiffies from a first entry to the run */
-
-static struct sh_ent *sh_find(u64 id)
+static void irqw_fn(struct work_struct *w)
 {
-	struct sh_ent *e;
+	struct llist_node *n = llist_reverse_order(llist_del_all(&irqw_list));
+	struct obj *o, *tmp;
+	unsigned int k = 0;
 
-	hash_for_each_possible(sh_hash, e, hnode, id)
-		if (e->id == id)
-			return e;
-	return NULL;
-}
+	llist_for_each_entry_safe(o, tmp, n, ll) {
+		if (!(k++ % BATCH))
+			batch_start();
+		/* Unclaimed before the read: a change meanwhile raises it again. */
+		xchg(&o->pending, 0);
+		if (irqw_alloc) {
+			struct payload *p = xchg(&o->newest, NULL);
 
-static void sh_fn(struct work_struct *w)
-{
-	struct sh_ent *e, *tmp;
-	LIST_HEAD(batch);
-	unsigned int n = 0;
-	bool more, full;
-
-	spin_lock(&sh_lock);
-	while (n < sh_batch && !list_empty(&sh_fifo)) {
-		e = list_first_entry(&sh_fifo, struct sh_ent, fifo);
-		hash_del(&e->hnode);
-		list_move_tail(&e->fifo, &batch);
-		n++;
+			if (p) {
+				obj_process(o, p->ver);
+				kmem_cache_free(payload_cache, p);
+			}
+		} else {
+			obj_process(o, atomic64_read(&o->ver));
+		}
 	}
-	sh_n -= n;
-	more = sh_n;
-	full = sh_n >= sh_batch;
-	spin_unlock(&sh_lock);
-	/* What came meanwhile waits its window, unless it fills a batch. */
-	if (more)
-		queue_delayed_work(sh_wq, &sh_work, full ? 0 : sh_delay);
-	if (!n)
+}
+
+static int irqw_setup(void)
+{
+	unsigned int i;
+
+	irqw_alloc = false;
+	init_llist_head(&irqw_list);
+	INIT_WORK(&irqw_work, irqw_fn);
+	for (i = 0; i < nr_objs; i++) {
+		objs[i].pending = 0;
+		objs[i].newest = NULL;
+	}
+	return 0;
+}
+
+static int irqwa_setup(void)
+{
+	irqw_setup();
+	irqw_alloc = true;
+	return 0;
+}
+
+static void irqw_raise(struct obj *o)
+{
+	/* The version bump was a full barrier: a lockless peek is enough. */
+	if (READ_ONCE(o->pending) || xchg(&o->pending, 1))
 		return;
-	list_for_each_entry_safe(e, tmp, &batch, fifo) {
-		note_processed(e->id, e->payload, true);
-		kmem_cache_free(sh_cache, e);
-	}
-	atomic64_add(n, &processed);
-	atomic64_inc(&batches);
+	if (llist_add(&o->ll, &irqw_list))
+		queue_work(peer_wq, &irqw_work);
 }
 
-static int sh_setup(struct variant *v)
+static int irqw_submit(struct obj *o, u64 ver)
 {
-	sh_cache = KMEM_CACHE(sh_ent, 0);
-	if (!sh_cache)
-		return -ENOMEM;
-	v->bytes = kmem_cache_size(sh_cache);
-	sh_n = 0;
-	sh_batch = v->wide ? wide_batch : BATCH;
-	sh_delay = v->wide ? usecs_to_jiffies(wide_delay_us) : 0;
-	INIT_DELAYED_WORK(&sh_work, sh_fn);
-	sh_wq = alloc_workqueue("td_eb_sh", WQ_UNBOUND, 0);
-	return sh_wq ? 0 : -ENOMEM;
-}
-
-static bool sh_update(u64 id, u64 payload)
-{
-	struct sh_ent *e = sh_find(id);
-
-	if (e)
-		e->payload = payload;	/* the newer payload wins */
-	return e;
-}
-
-static int sh_submit(u64 id, u64 stamp, bool sampled)
-{
-	bool found, filled = false;
-	struct sh_ent *n;
-
-	spin_lock(&sh_lock);
-	found = sh_update(id, stamp);
-	spin_unlock(&sh_lock);
-	if (found)
-		return 0;
-	/* Not pending: allocate outside the lock, then look again. */
-	n = kmem_cache_alloc(sh_cache, GFP_KERNEL);
-	if (!n)
-		return -ENOMEM;
-	n->id = id;
-	n->payload = stamp;
-	spin_lock(&sh_lock);
-	found = sh_update(id, stamp);
-	if (!found) {
-		hash_add(sh_hash, &n->hnode, id);
-		list_add_tail(&n->fifo, &sh_fifo);
-		filled = ++sh_n == sh_batch;
-	}
-	spin_unlock(&sh_lock);
-	if (found)
-		kmem_cache_free(sh_cache, n);
-	else if (filled && sh_delay)
-		mod_delayed_work(sh_wq, &sh_work, 0);	/* full: now, not at the tick */
-	else
-		queue_delayed_work(sh_wq, &sh_work, sh_delay);	/* delay 0: queue_work() */
+	irqw_raise(o);
 	return 0;
 }
 
-static int sh_drain(void)
+static int irqwa_submit(struct obj *o, u64 ver)
 {
-	unsigned long end = jiffies + DRAIN_TIMEOUT;
+	struct payload *p = payload_new(ver), *old;
+
+	if (!p)
+		return -ENOMEM;
+	old = xchg(&o->newest, p);
+	if (old) {
+		kmem_cache_free(payload_cache, old);	/* replaced unprocessed */
+		atomic64_inc(&replaced);
+	}
+	irqw_raise(o);
+	return 0;
+}
+
+static bool irqw_idle(void)
+{
+	flush_work(&irqw_work);
+	return llist_empty(&irqw_list);
+}
+
+static void irqw_teardown(void)
+{
+	unsigned int i;
+
+	cancel_work_sync(&irqw_work);
+	for (i = 0; i < nr_objs; i++) {
+		if (objs[i].newest)
+			kmem_cache_free(payload_cache, objs[i].newest);
+		objs[i].newest = NULL;
+	}
+}
+
+/* ---- spin: a spinlock and a FIFO of embedded entries ---------------------- */
+
+static DEFINE_SPINLOCK(spin_fifo_lock);
+static LIST_HEAD(spin_fifo);
+static struct work_struct spin_work;
+
+static void spin_fn(struct work_struct *w)
+{
+	struct obj *batch[BATCH], *o;
+	unsigned int n, i;
+
+	do {
+		n = 0;
+		spin_lock(&spin_fifo_lock);
+		while (n < BATCH && !list_empty(&spin_fifo)) {
+			o = list_first_entry(&spin_fifo, struct obj, fifo);
+			list_del(&o->fifo);
+			WRITE_ONCE(o->queued, false);
+			batch[n++] = o;
+		}
+		spin_unlock(&spin_fifo_lock);
+		if (!n)
+			break;
+		/* Unqueued before the reads, as irqw's xchg(). */
+		smp_mb();
+		batch_start();
+		for (i = 0; i < n; i++)
+			obj_process(batch[i], atomic64_read(&batch[i]->ver));
+		cond_resched();
+	} while (n == BATCH);
+}
+
+static int spin_setup(void)
+{
+	unsigned int i;
+
+	INIT_LIST_HEAD(&spin_fifo);
+	INIT_WORK(&spin_work, spin_fn);
+	for (i = 0; i < nr_objs; i++)
+		objs[i].queued = false;
+	return 0;
+}
+
+static int spin_submit(struct obj *o, u64 ver)
+{
+	bool first = false;
+
+	if (READ_ONCE(o->queued))
+		return 0;
+	spin_lock(&spin_fifo_lock);
+	if (!o->queued) {
+		first = list_empty(&spin_fifo);
+		WRITE_ONCE(o->queued, true);
+		list_add_tail(&o->fifo, &spin_fifo);
+	}
+	spin_unlock(&spin_fifo_lock);
+	if (first)
+		queue_work(peer_wq, &spin_work);
+	return 0;
+}
+
+static bool spin_idle(void)
+{
 	bool empty;
 
-	/* The work queues itself again while entries are left. */
-	for (;;) {
-		flush_delayed_work(&sh_work);
-		spin_lock(&sh_lock);
-		empty = list_empty(&sh_fifo);
-		spin_unlock(&sh_lock);
-		if (empty)
-			return 0;
-		if (time_after(jiffies, end))
-			return -ETIMEDOUT;
-	}
+	flush_work(&spin_work);
+	spin_lock(&spin_fifo_lock);
+	empty = list_empty(&spin_fifo);
+	spin_unlock(&spin_fifo_lock);
+	if (!empty)
+		queue_work(peer_wq, &spin_work);
+	return empty;
 }
 
-static void sh_teardown(void)
+static void spin_teardown(void)
 {
-	struct sh_ent *e, *tmp;
-
-	if (sh_wq) {
-		cancel_delayed_work_sync(&sh_work);
-		destroy_workqueue(sh_wq);
-	}
-	sh_wq = NULL;
-	list_for_each_entry_safe(e, tmp, &sh_fifo, fifo) {
-		hash_del(&e->hnode);
-		list_del(&e->fifo);
-		kmem_cache_free(sh_cache, e);
-	}
-	kmem_cache_destroy(sh_cache);
-	sh_cache = NULL;
+	cancel_work_sync(&spin_work);
 }
 
-static struct variant variants[] = {
-	{ .name = "tdispatch", .setup = td_setup, .submit = td_submit,
-	  .drain = td_drain, .teardown = td_teardown },
-	{ .name = "td-item", .setup = ti_setup, .submit = ti_submit,
-	  .drain = td_drain, .teardown = td_teardown },
-	{ .name = "td-wide", .setup = ti_setup, .submit = ti_submit,
-	  .drain = td_drain, .teardown = td_teardown, .wide = true },
-	{ .name = "td-normal", .setup = td_setup, .submit = td_submit,
-	  .drain = td_drain, .teardown = td_teardown, .flags = TDISPATCH_NORMAL_PRIORITY },
-	{ .name = "queue_work", .setup = qw_setup, .submit = qw_submit,
-	  .drain = qw_drain, .teardown = qw_teardown },
-	{ .name = "spin+hash", .setup = sh_setup, .submit = sh_submit,
-	  .drain = sh_drain, .teardown = sh_teardown },
-	{ .name = "sh-wide", .setup = sh_setup, .submit = sh_submit,
-	  .drain = sh_drain, .teardown = sh_teardown, .wide = true },
+/* ---- xarray: XA_MARK_1 as the pending set ----------------------------------- */
+
+static DEFINE_XARRAY(xa);
+static unsigned int xa_filled;		/* objects stored in xa */
+static struct work_struct xa_work;
+static unsigned long xa_cursor;
+
+static unsigned int xa_take(struct obj **batch, unsigned long from, unsigned long to,
+			    unsigned int n)
+{
+	XA_STATE(xas, &xa, from);
+	struct obj *o;
+
+	xas_lock(&xas);
+	xas_for_each_marked(&xas, o, to, XA_MARK_1) {
+		xas_clear_mark(&xas, XA_MARK_1);
+		batch[n++] = o;
+		xa_cursor = xas.xa_index + 1;
+		if (n == BATCH)
+			break;
+	}
+	xas_unlock(&xas);
+	return n;
+}
+
+static void xa_fn(struct work_struct *w)
+{
+	struct obj *batch[BATCH];
+	unsigned int n, i;
+
+	do {
+		/* From the cursor on, then from the start: no id starves. */
+		n = xa_take(batch, xa_cursor, ULONG_MAX, 0);
+		if (n < BATCH)
+			n = xa_take(batch, 0, ULONG_MAX, n);
+		if (!n)
+			break;
+		smp_mb();	/* marks cleared before the reads */
+		batch_start();
+		for (i = 0; i < n; i++)
+			obj_process(batch[i], atomic64_read(&batch[i]->ver));
+		cond_resched();
+	} while (n == BATCH);
+}
+
+static int xa_setup(void)
+{
+	unsigned int i;
+	int ret;
+
+	INIT_WORK(&xa_work, xa_fn);
+	xa_cursor = 0;
+	if (xa_filled == nr_objs)
+		return 0;
+	xa_destroy(&xa);
+	xa_filled = 0;
+	for (i = 0; i < nr_objs; i++) {
+		ret = xa_err(xa_store(&xa, i, &objs[i], GFP_KERNEL));
+		if (ret)
+			return ret;
+		if (!(i & 1023))
+			cond_resched();
+	}
+	xa_filled = nr_objs;
+	return 0;
+}
+
+static int xa_submit(struct obj *o, u64 ver)
+{
+	unsigned long id = o - objs;
+
+	if (xa_get_mark(&xa, id, XA_MARK_1))
+		return 0;
+	xa_set_mark(&xa, id, XA_MARK_1);
+	queue_work(peer_wq, &xa_work);
+	return 0;
+}
+
+static bool xa_idle(void)
+{
+	flush_work(&xa_work);
+	if (!xa_marked(&xa, XA_MARK_1))
+		return true;
+	queue_work(peer_wq, &xa_work);
+	return false;
+}
+
+static void xa_teardown(void)
+{
+	cancel_work_sync(&xa_work);
+}
+
+/* ---- none: the producers alone ------------------------------------------- */
+
+static int none_setup(void)
+{
+	return 0;
+}
+
+static int none_submit(struct obj *o, u64 ver)
+{
+	return 0;
+}
+
+static bool none_idle(void)
+{
+	return true;
+}
+
+static void none_teardown(void)
+{
+}
+
+enum { V_NONE, V_TI, V_TT, V_WORK, V_IRQW, V_IRQWA, V_SPIN, V_XA, NR_V };
+
+static struct variant variants[NR_V] = {
+	[V_NONE] = { .name = "none", .setup = none_setup, .submit = none_submit,
+		     .idle = none_idle, .teardown = none_teardown },
+	[V_TI] = { .name = "td-item", .bytes = sizeof(struct tdispatch_item),
+		   .setup = ti_setup, .submit = ti_submit, .idle = td_idle,
+		   .teardown = td_teardown },
+	[V_TT] = { .name = "td-task", .alloc = true, .bytes = sizeof(struct tdispatch_task),
+		   .setup = tt_setup, .submit = tt_submit,
+		   .idle = td_idle, .teardown = td_teardown },
+	[V_WORK] = { .name = "work", .bytes = sizeof(struct work_struct),
+		     .setup = work_setup, .submit = work_submit, .idle = peer_idle,
+		     .teardown = none_teardown },
+	[V_IRQW] = { .name = "irqw", .bytes = sizeof(struct llist_node) + sizeof(unsigned long),
+		     .setup = irqw_setup, .submit = irqw_submit, .idle = irqw_idle,
+		     .teardown = irqw_teardown },
+	[V_IRQWA] = { .name = "irqw-alloc", .alloc = true,
+		      .bytes = sizeof(struct llist_node) + sizeof(unsigned long) + sizeof(void *),
+		      .setup = irqwa_setup,
+		      .submit = irqwa_submit, .idle = irqw_idle, .teardown = irqw_teardown },
+	[V_SPIN] = { .name = "spin", .bytes = sizeof(struct list_head) + sizeof(bool),
+		     .setup = spin_setup, .submit = spin_submit, .idle = spin_idle,
+		     .teardown = spin_teardown },
+	[V_XA] = { .name = "xarray", .setup = xa_setup, .submit = xa_submit,
+		   .idle = xa_idle, .teardown = xa_teardown },
 };
 
-enum { V_TD, V_TDI, V_TDW, V_TDN, V_QW, V_SH, V_SHW, NR_V };
+/* ---- ids ------------------------------------------------------------------ */
 
-/* ---- producers ------------------------------------------------------------ */
+enum { D_RR, D_UNIFORM, D_ZIPF, NR_D };
+static const char *const dist_names[NR_D] = { "rr", "uniform", "zipf" };
+static const unsigned int id_spaces[] = { 1024, 1000000 };
+
+/* Zipf (s = 1) samples for each producer, ranks scattered over the ids. */
+static u32 *zipf_seq[MAX_PRODUCERS];
+
+static u64 rng_next(u64 *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+static u32 rng_below(u64 *s, u32 ceil)
+{
+	return (rng_next(s) >> 32) * ceil >> 32;
+}
+
+static int zipf_fill(unsigned int n, unsigned int np)
+{
+	u64 *cdf = vmalloc(array_size(n, sizeof(u64))), total = 0, s = 0x9e3779b97f4a7c15ULL;
+	unsigned int p, i;
+
+	if (!cdf)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		total += div_u64(1ULL << 40, i + 1);
+		cdf[i] = total;
+	}
+	for (p = 0; p < np; p++) {
+		for (i = 0; i < ZIPF_SEQ; i++) {
+			unsigned int lo = 0, hi = n - 1;
+			u64 r;
+
+			div64_u64_rem(rng_next(&s), total, &r);
+			while (lo < hi) {
+				unsigned int mid = (lo + hi) / 2;
+
+				if (cdf[mid] > r)
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			/* 2654435761 is prime to 2 and 5: a bijection on n ids. */
+			zipf_seq[p][i] = (u32)(((u64)lo * 2654435761ULL) % n);
+		}
+	}
+	vfree(cdf);
+	return 0;
+}
+
+/* ---- producers -------------------------------------------------------------- */
 
 struct producer {
 	struct task_struct *task;
 	struct variant *v;
-	unsigned int index;
+	unsigned int index, dist;
+	u64 rate;		/* its share, submissions/s */
 	u64 rng;
-	u64 cost_ns;		/* summed around the timed submit calls */
-	u64 timed;		/* how many were timed */
-	u64 cpu_ns;		/* the thread's own CPU time, once done */
-	unsigned int rejected;
+	u64 accepted, refused;
 };
 
+static struct producer prods[MAX_PRODUCERS];
+static unsigned int nr_prods;
 static DECLARE_COMPLETION(go);
 static DECLARE_COMPLETION(producers_done);
 static atomic_t producers_left;
-static atomic_t unclaimed;	/* tasks no producer has taken yet */
+static u64 run_start, run_end;
 
-/* Tasks a producer takes at a time. */
-#define CLAIM		64
-
-/*
- * Producers take their tasks CLAIM at a time, not a fixed share each: one
- * whose CPU is shared with the engine's threads (or the baseline's worker)
- * would otherwise finish last while the other CPUs idle, and the end of
- * the run would no longer have a producer on every CPU.
- */
-static unsigned int claim_tasks(void)
+static unsigned int next_id(struct producer *p, u64 k)
 {
-	int left = atomic_read(&unclaimed), n;
-
-	do {
-		n = min_t(int, left, CLAIM);
-		if (n <= 0)
-			return 0;
-	} while (!atomic_try_cmpxchg(&unclaimed, &left, left - n));
-	return n;
-}
-
-static u32 rng_below(u64 *state, u32 ceil)
-{
-	*state ^= *state >> 12;
-	*state ^= *state << 25;
-	*state ^= *state >> 27;
-	return ((*state * 0x2545f4914f6cdd1dULL) >> 32) * ceil >> 32;
-}
-
-/* The @i-th submission of producer @p. */
-static void submit_one(struct producer *p, unsigned int i)
-{
-	bool sample = !(i % sample_every), sampled = false;
-	u64 id, stamp = 0, t;
-	int err;
-
-	if (wl->cold) {
-		id = (u64)p->index << 40 | i;
-		if (sample)
-			stamp = ktime_get_ns();
-	} else {
-		id = rng_below(&p->rng, ids);
-		if (sample)
-			sampled = !cmpxchg(&stamps[id], 0, ktime_get_ns());
+	switch (p->dist) {
+	case D_RR:
+		return (u32)((k + (u64)p->index * nr_objs / nr_prods) % nr_objs);
+	case D_UNIFORM:
+		return rng_below(&p->rng, nr_objs);
+	default:
+		return zipf_seq[p->index][k % ZIPF_SEQ];
 	}
-	if (i % time_every == time_every / 2) {
+}
+
+static void submit_one(struct producer *p, u64 k)
+{
+	struct obj *o = &objs[next_id(p, k)];
+	u64 t = 0, ver;
+	bool sampled = false;
+
+	if (!(k % sample_every) && !READ_ONCE(o->stamp_ver))
 		t = ktime_get_ns();
-		err = p->v->submit(id, stamp, sampled);
-		p->cost_ns += ktime_get_ns() - t;
-		p->timed++;
-	} else {
-		err = p->v->submit(id, stamp, sampled);
+	/* The change; fully ordered, so a peek at a pending flag after it is safe. */
+	ver = atomic64_inc_return(&o->ver);
+	if (t && !cmpxchg(&o->stamp_ver, 0, ver)) {
+		WRITE_ONCE(o->stamp, t);
+		sampled = true;
 	}
-	if (err) {
-		p->rejected++;
-		if (sampled)
-			WRITE_ONCE(stamps[id], 0);
+	if (!p->v->submit(o, ver)) {
+		p->accepted++;
+		return;
 	}
-	if (!(i & 255))
-		cond_resched();
+	p->refused++;
+	if (sampled && xchg(&o->stamp, 0)) {
+		/* Given back as obj_process() does: the stamp cleared first. */
+		smp_store_release(&o->stamp_ver, 0);
+	}
 }
 
 static int producer_fn(void *arg)
 {
 	struct producer *p = arg;
-	unsigned int i = 0, n;
+	u64 k = 0, now, due, ticks = 0;
+	ktime_t next;
 
 	wait_for_completion(&go);
-	while ((n = claim_tasks()))
-		for (n += i; i < n; i++)
-			submit_one(p, i);
+	for (;;) {
+		now = ktime_get_ns();
+		if (now >= run_end)
+			break;
+		due = div64_u64((now - run_start) * p->rate, NSEC_PER_SEC);
+		while (k < due)
+			submit_one(p, k++);
+		next = ns_to_ktime(run_start + ++ticks * tick_us * NSEC_PER_USEC);
+		if (ktime_to_ns(next) > now) {
+			set_current_state(TASK_UNINTERRUPTIBLE);
+			schedule_hrtimeout_range(&next, 0, HRTIMER_MODE_ABS);
+		} else {
+			cond_resched();
+		}
+	}
 	if (atomic_dec_and_test(&producers_left))
 		complete(&producers_done);
 	/* Wait for kthread_stop(), so that the module outlives this thread. */
@@ -628,27 +851,17 @@ static int producer_fn(void *arg)
 		schedule();
 	}
 	__set_current_state(TASK_RUNNING);
-	/* Brought up to date when it slept above. */
-	p->cpu_ns = current->se.sum_exec_runtime;
 	return 0;
 }
 
 /* ---- one run ---------------------------------------------------------------- */
 
 struct result {
-	u64 submitted, rejected, cost_ns, timed, run_ns;
-	u64 prod_cpu_ns, busy_ns;	/* busy_ns: U64_MAX if idle time is unknown */
-	unsigned int idle_pm;		/* per mille of the CPUs' time */
-	u64 processed, batches, p50, p99;
-	unsigned int nlat, bytes, producers;
+	u64 accepted, processed, run_ns, busy_ns, refused;
+	u64 p50, p99, max;
+	unsigned int nlat;
+	bool lost;
 };
-
-static struct result results[ARRAY_SIZE(workloads)][NR_V][MAX_REPS];
-
-static unsigned int nr_producers(void)
-{
-	return wl->one ? 1 : num_online_cpus();
-}
 
 /* Every online CPU's idle time in ns, or U64_MAX where it is not kept. */
 static u64 idle_ns(void)
@@ -661,500 +874,440 @@ static u64 idle_ns(void)
 		if (us == (u64)-1)
 			return U64_MAX;
 		sum += us * NSEC_PER_USEC;
+		us = get_cpu_iowait_time_us(cpu, NULL);
+		if (us != (u64)-1)
+			sum += us * NSEC_PER_USEC;
 	}
 	return sum;
 }
 
-static int run_producers(struct variant *v, struct producer *prods, u64 *start, u64 *idle)
+static int start_producers(struct variant *v, unsigned int dist, u64 rate)
 {
-	unsigned int cpu, np = 0, nr = nr_producers();
-	int ret = 0;
+	unsigned int cpu, np = 0;
 
-	atomic_set(&unclaimed, max_tasks);
 	reinit_completion(&go);
 	reinit_completion(&producers_done);
 	for_each_online_cpu(cpu) {
 		struct producer *p = &prods[np];
 		struct task_struct *t;
 
-		if (np == nr)
+		if (np == nr_prods)
 			break;
 		memset(p, 0, sizeof(*p));
 		p->v = v;
 		p->index = np;
+		p->dist = dist;
+		p->rate = div_u64(rate + nr_prods - 1 - np, nr_prods);
 		p->rng = (u64)get_random_u32() << 32 | get_random_u32() | 1;
 		t = kthread_create_on_cpu(producer_fn, p, cpu, "td_eb_prod/%u");
 		if (IS_ERR(t)) {
-			ret = PTR_ERR(t);
-			break;
+			while (np--)
+				kthread_stop(prods[np].task);
+			return PTR_ERR(t);
 		}
 		p->task = t;
 		np++;
 	}
 	atomic_set(&producers_left, np);
-	if (!ret) {
-		unsigned int i;
-
-		for (i = 0; i < np; i++)
-			wake_up_process(prods[i].task);
-		*idle = idle_ns();
-		*start = ktime_get_ns();
-		complete_all(&go);
-		wait_for_completion(&producers_done);
-	}
-	/* Unwoken ones exit without running producer_fn(). */
-	while (np--)
-		kthread_stop(prods[np].task);
-	return ret;
+	for (cpu = 0; cpu < np; cpu++)
+		wake_up_process(prods[cpu].task);
+	return 0;
 }
 
-static void run_variant(struct variant *v, struct producer *prods, struct result *r)
+static void clear_objects(void)
 {
-	unsigned int i, nr = nr_producers();
-	u64 start = 0, t, idle0, idle1;
+	unsigned int i;
+
+	for (i = 0; i < nr_objs; i++) {
+		struct obj *o = &objs[i];
+
+		atomic64_set(&o->ver, 0);
+		o->done_ver = 0;
+		o->stamp_ver = 0;
+		o->stamp = 0;
+		if (!(i & 4095))
+			cond_resched();
+	}
+}
+
+/*
+ * Every object's newest version processed.  With a payload per change,
+ * two producers may hand in their versions out of order, and the one
+ * handed in last is what is processed: there, every payload must be
+ * processed or replaced instead.
+ */
+static bool all_fresh(struct variant *v, const struct result *r)
+{
+	unsigned int i;
+
+	if (v == &variants[V_NONE])
+		return true;
+	if (v->alloc)
+		return atomic64_read(&processed) + atomic64_read(&replaced) == r->accepted;
+
+	for (i = 0; i < nr_objs; i++)
+		if (READ_ONCE(objs[i].done_ver) != atomic64_read(&objs[i].ver))
+			return false;
+	return true;
+}
+
+static void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
+{
+	unsigned long end;
+	u64 idle0, idle1, t;
+	unsigned int i;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	memset(stamps, 0, ids * sizeof(*stamps));
+	clear_objects();
 	atomic_set(&lat_n, 0);
 	atomic64_set(&processed, 0);
-	atomic64_set(&batches, 0);
+	atomic64_set(&replaced, 0);
+	atomic64_set(&lost, 0);
 	WRITE_ONCE(last_processed, 0);
-	r->producers = nr;
 
-	ret = v->setup(v);
+	ret = v->setup();
 	if (ret) {
-		fail("%s %s: setup: %d", v->name, wl->name, ret);
+		fail("%s: setup: %d", v->name, ret);
+		r->lost = true;
 		goto out;
 	}
-	r->bytes = v->bytes;
-	ret = run_producers(v, prods, &start, &idle0);
+	ret = start_producers(v, dist, rate);
 	if (ret) {
-		fail("%s %s: producers: %d", v->name, wl->name, ret);
+		fail("%s: producers: %d", v->name, ret);
+		r->lost = true;
 		goto out;
+	}
+	idle0 = idle_ns();
+	run_start = ktime_get_ns();
+	run_end = run_start + (u64)run_ms * NSEC_PER_MSEC;
+	complete_all(&go);
+	wait_for_completion(&producers_done);
+	for (i = 0; i < nr_prods; i++) {
+		kthread_stop(prods[i].task);
+		r->accepted += prods[i].accepted;
+		r->refused += prods[i].refused;
+	}
+	/* Until every object's newest version is processed. */
+	end = jiffies + DRAIN_TIMEOUT;
+	while (!v->idle() || !all_fresh(v, r)) {
+		if (time_after(jiffies, end)) {
+			r->lost = true;
+			break;
+		}
+		usleep_range(200, 400);
 	}
 	t = ktime_get_ns();
-	for (i = 0; i < nr; i++) {
-		r->cost_ns += prods[i].cost_ns;
-		r->timed += prods[i].timed;
-		r->rejected += prods[i].rejected;
-		r->prod_cpu_ns += prods[i].cpu_ns;
-	}
-	r->submitted = max_tasks - r->rejected;
-	if (!r->timed)
-		fail("%s %s: no submit was timed (time_every=%u)", v->name, wl->name, time_every);
-	ret = v->drain();
-	if (ret)
-		fail("%s %s: drain: %d", v->name, wl->name, ret);
-	/* From the first submission to the last task processed. */
-	r->run_ns = max(READ_ONCE(last_processed), t) - start;
-	/* Busy CPU time up to the end of the drain, which polls gently. */
 	idle1 = idle_ns();
-	t = ktime_get_ns() - start;
-	r->busy_ns = idle0 == U64_MAX || idle1 == U64_MAX || idle1 - idle0 > t * num_online_cpus() ?
-		     U64_MAX : t * num_online_cpus() - (idle1 - idle0);
-	if (r->busy_ns != U64_MAX)
-		r->idle_pm = 1000 - div64_u64(r->busy_ns * 1000, t * num_online_cpus());
+	r->run_ns = max(READ_ONCE(last_processed), run_end) - run_start;
+	if (idle0 == U64_MAX || idle1 == U64_MAX)
+		r->busy_ns = U64_MAX;
+	else
+		r->busy_ns = (t - run_start) * num_online_cpus() - min(idle1 - idle0,
+			(t - run_start) * num_online_cpus());
 	r->processed = atomic64_read(&processed);
-	r->batches = atomic64_read(&batches);
-	r->nlat = min_t(unsigned int, atomic_read(&lat_n), lat_max);
+	r->nlat = min_t(unsigned int, atomic_read(&lat_n), LAT_MAX);
 	if (r->nlat) {
 		sort(lat, r->nlat, sizeof(*lat), cmp_u64, NULL);
 		r->p50 = lat[r->nlat / 2];
 		r->p99 = lat[r->nlat * 99 / 100];
+		r->max = lat[r->nlat - 1];
 	}
-	if (r->rejected)
-		fail("%s %s: %llu submissions failed", v->name, wl->name, r->rejected);
-	if (!r->processed || r->processed > r->submitted)
-		fail("%s %s: %llu processed of %llu", v->name, wl->name, r->processed,
-		     r->submitted);
-	if ((v == &variants[V_QW] || wl->cold) && r->processed != r->submitted)
-		fail("%s %s: %llu processed of %llu", v->name, wl->name, r->processed,
-		     r->submitted);
+	if (r->refused)
+		fail("%s %s/%u rate %llu: %llu submissions refused", v->name, dist_names[dist],
+		     nr_objs, rate, r->refused);
+	if (atomic64_read(&lost))
+		r->lost = true;
+	if (r->lost)
+		fail("%s %s/%u rate %llu: objects left unprocessed or stale", v->name,
+		     dist_names[dist], nr_objs, rate);
 out:
 	v->teardown();
 }
 
-/* ---- the pieces of the submit path --------------------------------------- */
+/* ---- the rounds --------------------------------------------------------------- */
 
-#define PIECE_N		100000U
+#define NR_RATES	3
 
-static DEFINE_PER_CPU(unsigned long, piece_counter);
+struct cell {
+	struct result r[MAX_REPS];
+};
 
-/*
- * What the two clock reads around each submit add to its time, with
- * nothing between them, in tenths of ns: taken off the submit cost, so
- * that the ratios compare the submits and not the clock.
- */
-static u64 bracket_tenths;
+/* [workload][dist][space][rate][variant] */
+static struct cell (*cells)[NR_D][ARRAY_SIZE(id_spaces)][NR_RATES][NR_V];
 
-static u64 piece_ns(u64 t0)
+static u64 rates[NR_RATES];
+
+static bool want(unsigned int vi)
 {
-	return div_u64((ktime_get_ns() - t0) * 10, PIECE_N);	/* tenths of ns */
+	return vi == V_NONE || !only || !strcmp(only, variants[vi].name);
 }
 
-static void print_piece(const char *what, u64 tenths)
+static int set_space(unsigned int s)
 {
-	seq_buf_printf(&out, "| %s | %llu.%llu |\n", what, tenths / 10, tenths % 10);
+	int ret = 0;
+
+	if (nr_objs != id_spaces[s]) {
+		nr_objs = id_spaces[s];
+		xa_filled = 0;
+		xa_destroy(&xa);
+	}
+	if (dists & BIT(D_ZIPF))
+		ret = zipf_fill(nr_objs, nr_prods);
+	return ret;
 }
 
-/* One CPU, nothing else running: what each step of tdispatch_submit() costs. */
-static void bench_pieces(void)
+enum { M_ACC, M_PROC, M_CPU, M_P50, M_P99, M_MAX, NR_M };
+
+static u64 metric(const struct result *r, const struct result *none, unsigned int m)
 {
-	struct kmem_cache *cache = kmem_cache_create("td_eb_piece",
-						     sizeof(struct tdispatch_task), 0, 0, NULL);
-	struct tdispatch_config cfg = {
-		.name = "td_eb_pieces", .max_buffer = 1024, .max_batch = BATCH,
-		.workers = 2, .max_input = SZ_1M,
-		.max_delay_ns = (u64)delay_us * NSEC_PER_USEC,
-	};
-	struct llist_node *nodes = kcalloc(BATCH, sizeof(*nodes), GFP_KERNEL);
-	struct llist_head head;
+	u64 busy;
+
+	switch (m) {
+	case M_ACC:
+		return div64_u64(r->accepted * NSEC_PER_SEC, max_t(u64, r->run_ns, 1));
+	case M_PROC:
+		return div64_u64(r->processed * NSEC_PER_SEC, max_t(u64, r->run_ns, 1));
+	case M_CPU:
+		if (r->busy_ns == U64_MAX || none->busy_ns == U64_MAX)
+			return 0;
+		busy = r->busy_ns > none->busy_ns ? r->busy_ns - none->busy_ns : 0;
+		return div64_u64(busy, max_t(u64, r->accepted, 1));
+	case M_P50:
+		return div_u64(r->p50, NSEC_PER_USEC);
+	case M_P99:
+		return div_u64(r->p99, NSEC_PER_USEC);
+	default:
+		return div_u64(r->max, NSEC_PER_USEC);
+	}
+}
+
+static u64 median_metric(struct cell *c, struct cell *none, unsigned int m)
+{
+	u64 v[MAX_REPS];
 	unsigned int i;
-	u64 t0;
 
-	if (!cache || !nodes) {
-		fail("pieces: no memory");
-		goto out;
-	}
-	seq_buf_printf(&out, "| submit path piece, one CPU | ns per call |\n|---|---|\n");
-	t0 = ktime_get_ns();
-	for (i = 0; i < PIECE_N; i++)
-		kmem_cache_free(cache, kmem_cache_alloc(cache, GFP_KERNEL));
-	print_piece("task allocation (kmem_cache_alloc + free)", piece_ns(t0));
-	t0 = ktime_get_ns();
-	for (i = 0; i < PIECE_N; i++)
-		ktime_get();
-	print_piece("clock read (ktime_get)", piece_ns(t0));
-	bracket_tenths = 0;
-	for (i = 0; i < PIECE_N; i++) {
-		u64 t = ktime_get_ns();
-
-		bracket_tenths += ktime_get_ns() - t;
-	}
-	bracket_tenths = div_u64(bracket_tenths * 10, PIECE_N);
-	print_piece("timing bracket around a submit (taken off submit ns/task)", bracket_tenths);
-	t0 = ktime_get_ns();
-	for (i = 0; i < PIECE_N; i++) {
-		preempt_disable();
-		this_cpu_inc(piece_counter);
-		preempt_enable();
-	}
-	print_piece("preempt off/on + this_cpu_inc (the counters)", piece_ns(t0));
-	t0 = ktime_get_ns();
-	for (i = 0; i < PIECE_N; i++) {
-		rcu_read_lock();
-		rcu_read_unlock();
-	}
-	print_piece("rcu_read_lock + unlock (percpu_ref_tryget_live's guard)", piece_ns(t0));
-	init_llist_head(&head);
-	t0 = ktime_get_ns();
-	for (i = 0; i < PIECE_N; i++) {
-		llist_add(&nodes[i % BATCH], &head);
-		if (i % BATCH == BATCH - 1)
-			llist_del_all(&head);
-	}
-	print_piece("llist_add (the one atomic)", piece_ns(t0));
-	t0 = ktime_get_ns();
-	for (i = 0; i < PIECE_N; i++)
-		wake_up_process(current);
-	print_piece("wake_up_process of a running task", piece_ns(t0));
-	td = tdispatch_create(&cfg, &td_ops, NULL);
-	if (IS_ERR(td)) {
-		fail("pieces: create: %ld", PTR_ERR(td));
-		td = NULL;
-		goto out;
-	}
-	wl = &workloads[0];
-	t0 = ktime_get_ns();
-	for (i = 0; i < PIECE_N; i++) {
-		tdispatch_submit(td, i % ids, NULL, 0, GFP_KERNEL);
-		if (!(i & 255))
-			cond_resched();
-	}
-	print_piece("tdispatch_submit, whole", piece_ns(t0));
-	td_teardown();
-out:
-	kfree(nodes);
-	kmem_cache_destroy(cache);
+	for (i = 0; i < reps; i++)
+		v[i] = metric(&c->r[i], &none->r[i], m);
+	sort(v, reps, sizeof(u64), cmp_u64, NULL);
+	return v[reps / 2];
 }
 
-/* ---- output ----------------------------------------------------------------- */
-
-/* The figures of a run, as the table and the BENCH lines give them. */
-enum {
-	F_SUBMIT_NS, F_TASKS_S, F_COALESCE, F_P50, F_P99, NR_F,
-	/* Where the CPU time went, in a table of its own. */
-	F_PROD_CPU = NR_F, F_REST_CPU, F_IDLE, F_BATCH, NR_F_ALL
-};
-
-/* CPU time not spent in the producers, per task; 0 if unknown. */
-static u64 rest_cpu(const struct result *r)
+static void report_cell(unsigned int w, unsigned int d, unsigned int s, unsigned int ri,
+			unsigned int vi, bool line)
 {
-	if (r->busy_ns == U64_MAX || r->busy_ns < r->prod_cpu_ns)
-		return 0;
-	return div64_u64((r->busy_ns - r->prod_cpu_ns) * 10, max_t(u64, r->submitted, 1));
-}
+	struct cell *c = &cells[w][d][s][ri][vi], *none = &cells[w][d][s][ri][V_NONE];
+	u64 m[NR_M], acc, proc;
+	unsigned int i;
 
-static u64 figure(const struct result *r, unsigned int f)
-{
-	u64 x;
-
-	switch (f) {
-	case F_SUBMIT_NS:	/* tenths of ns, net of the bracket */
-		x = div64_u64(r->cost_ns * 10, max_t(u64, r->timed, 1));
-		return x > bracket_tenths ? x - bracket_tenths : 0;
-	case F_TASKS_S:
-		return div64_u64(r->submitted * NSEC_PER_SEC, max_t(u64, r->run_ns, 1));
-	case F_COALESCE:	/* hundredths */
-		return div64_u64(r->submitted * 100, max_t(u64, r->processed, 1));
-	case F_P50:		/* tenths of us */
-		return div_u64(r->p50, 100);
-	case F_P99:
-		return div_u64(r->p99, 100);
-	case F_PROD_CPU:	/* tenths of ns per task */
-		return div64_u64(r->prod_cpu_ns * 10, max_t(u64, r->submitted, 1));
-	case F_REST_CPU:
-		return rest_cpu(r);
-	case F_IDLE:		/* tenths of a percent of the CPUs' time */
-		return r->idle_pm;
-	default:		/* tenths of a task per batch */
-		return div64_u64(r->processed * 10, max_t(u64, r->batches, 1));
-	}
-}
-
-struct spread {
-	u64 med, min, max;
-};
-
-/* The median, min and max of the @n values of @x, which it sorts. */
-static struct spread spread_sort(u64 *x, unsigned int n)
-{
-	sort(x, n, sizeof(x[0]), cmp_u64, NULL);
-	return (struct spread) { .med = x[n / 2], .min = x[0], .max = x[n - 1] };
-}
-
-static struct spread spread_of(unsigned int w, unsigned int v, unsigned int f)
-{
-	u64 x[MAX_REPS];
-	unsigned int i, n = min(reps, MAX_REPS);
-
-	for (i = 0; i < n; i++)
-		x[i] = figure(&results[w][v][i], f);
-	return spread_sort(x, n);
-}
-
-/* Figure @f of @v over that of @base, round by round, in thousandths. */
-static struct spread ratio_spread(unsigned int w, unsigned int v, unsigned int base,
-				  unsigned int f)
-{
-	u64 x[MAX_REPS];
-	unsigned int i, n = min(reps, MAX_REPS);
-
-	for (i = 0; i < n; i++)
-		x[i] = div64_u64(figure(&results[w][v][i], f) * 1000,
-				 max_t(u64, figure(&results[w][base][i], f), 1));
-	return spread_sort(x, n);
-}
-
-/* @scale: 1, 10 or 100, the figure's fixed point. */
-static void print_fixed(u64 x, unsigned int scale)
-{
-	if (scale == 1)
-		seq_buf_printf(&out, "%llu", x);
-	else if (scale == 10)
-		seq_buf_printf(&out, "%llu.%llu", x / 10, x % 10);
-	else
-		seq_buf_printf(&out, "%llu.%02llu", x / 100, x % 100);
-}
-
-static const unsigned int scales[NR_F_ALL] = { 10, 1, 100, 10, 10, 10, 10, 10, 10 };
-
-static void print_spread(unsigned int w, unsigned int v, unsigned int f)
-{
-	struct spread sp = spread_of(w, v, f);
-
-	seq_buf_printf(&out, " ");
-	print_fixed(sp.med, scales[f]);
-	seq_buf_printf(&out, " (");
-	print_fixed(sp.min, scales[f]);
-	seq_buf_printf(&out, "-");
-	print_fixed(sp.max, scales[f]);
-	seq_buf_printf(&out, ") |");
-}
-
-/* x / y of medians, to three places. */
-static void print_ratio(const char *what, u64 x, u64 y, char end)
-{
-	u64 r = div64_u64(x * 1000, max_t(u64, y, 1));
-
-	seq_buf_printf(&out, " %s %llu.%03llux%c", what, r / 1000, r % 1000, end);
-}
-
-/* Whether @v ran in workload @w: not, if left out with only=. */
-static bool ran(unsigned int w, unsigned int v)
-{
-	return results[w][v][0].producers;
-}
-
-static void print_ratios(unsigned int w, unsigned int vi, unsigned int base)
-{
-	static const char * const names[NR_F] = {
-		"submit_ns", "tasks/s", "coalescing", "p50", "p99",
-	};
-	unsigned int f;
-
-	if (!ran(w, vi) || !ran(w, base))
+	for (i = 0; i < NR_M; i++)
+		m[i] = median_metric(c, none, i);
+	acc = m[M_ACC];
+	proc = m[M_PROC];
+	if (!line) {
+		seq_buf_printf(&out, "| %s | %llu | %llu | %llu | ", variants[vi].name,
+			       div_u64(c->r[0].run_ns, NSEC_PER_USEC), acc, proc);
+		seq_buf_printf(&out, "%llu.%02llu | %llu | %llu | %llu | %llu |\n",
+			       div64_u64(acc, max_t(u64, proc, 1)),
+			       div64_u64(acc * 100, max_t(u64, proc, 1)) % 100, m[M_CPU],
+			       m[M_P50], m[M_P99], m[M_MAX]);
 		return;
-	seq_buf_printf(&out, "# ratio %s/%s, %s, %u producer(s), medians:",
-		       variants[vi].name, variants[base].name, workloads[w].name,
-		       results[w][vi][0].producers);
-	for (f = 0; f < NR_F; f++)
-		print_ratio(names[f], spread_of(w, vi, f).med, spread_of(w, base, f).med,
-			    f == NR_F - 1 ? '\n' : ',');
-	/*
-	 * The host's speed can change within a run: a round's two variants
-	 * ran seconds apart, so the ratio within each round is the steadier.
-	 */
-	seq_buf_printf(&out, "# ratio %s/%s, %s, %u producer(s), per round, median (min-max):",
-		       variants[vi].name, variants[base].name, workloads[w].name,
-		       results[w][vi][0].producers);
-	for (f = 0; f < NR_F; f++) {
-		struct spread sp = ratio_spread(w, vi, base, f);
+	}
+	seq_buf_printf(&out, "BENCH engine %s %s ids=%s/%u rate=%llu ", variants[vi].name,
+		       w ? "costly" : "trivial", dist_names[d], id_spaces[s], rates[ri]);
+	seq_buf_printf(&out, "accepted_per_s=%llu processed_per_s=%llu cpu_ns=%llu ",
+		       acc, proc, m[M_CPU]);
+	seq_buf_printf(&out, "stale_p50_us=%llu stale_p99_us=%llu stale_max_us=%llu bytes=%u\n",
+		       m[M_P50], m[M_P99], m[M_MAX], variants[vi].bytes +
+		       (variants[vi].alloc ? (unsigned int)sizeof(struct payload) : 0));
+}
 
-		seq_buf_printf(&out, " %s %llu.%03llux (%llu.%03llu-%llu.%03llu)%c", names[f],
-			       sp.med / 1000, sp.med % 1000, sp.min / 1000, sp.min % 1000,
-			       sp.max / 1000, sp.max % 1000, f == NR_F - 1 ? '\n' : ',');
+/* The combinations the rounds run: costly only on uniform ids over 1024. */
+static bool combo(unsigned int w, unsigned int d, unsigned int s)
+{
+	if (!(dists & BIT(d)) || !(sizes & BIT(s)))
+		return false;
+	return !w || (d == D_UNIFORM && s == 0);
+}
+
+/* A cell of the tables: workload, distribution, id space and rate. */
+struct where {
+	unsigned int w, d, s, ri;
+};
+
+#define NR_CELLS	(2 * NR_D * ARRAY_SIZE(id_spaces) * NR_RATES)
+
+static struct where cell_at(unsigned int c)
+{
+	struct where x;
+
+	x.ri = c % NR_RATES;
+	c /= NR_RATES;
+	x.s = c % ARRAY_SIZE(id_spaces);
+	c /= ARRAY_SIZE(id_spaces);
+	x.d = c % NR_D;
+	x.w = c / NR_D;
+	return x;
+}
+
+static void run_cell(struct where x, unsigned int rep)
+{
+	unsigned int vi;
+
+	costly = x.w;
+	for (vi = 0; vi < NR_V; vi++)
+		if (want(vi))
+			run_one(&variants[vi], x.d, rates[x.ri],
+				&cells[x.w][x.d][x.s][x.ri][vi].r[rep]);
+}
+
+static void run_rounds(void)
+{
+	unsigned int rep, c, s;
+	struct where x;
+
+	for (s = 0; s < ARRAY_SIZE(id_spaces); s++) {
+		if (!(sizes & BIT(s)))
+			continue;
+		if (set_space(s)) {
+			fail("no memory for ids");
+			return;
+		}
+		for (rep = 0; rep < reps; rep++)
+			for (c = 0; c < NR_CELLS; c++) {
+				x = cell_at(c);
+				if (x.s == s && combo(x.w, x.d, x.s))
+					run_cell(x, rep);
+			}
 	}
 }
 
-static void print_tables(void)
+/* Capacity of @vi: the highest rate it keeps fresh, within CAP_SLACK_NS. */
+static u64 capacity(unsigned int vi, unsigned int w)
 {
-	unsigned int w, v, f;
+	u64 lo = 0, hi = 0, rate = cap_start;
+	struct result r;
+	unsigned int i;
 
-	seq_buf_printf(&out, "| workload | producers | variant | submit ns/task | tasks/s | ");
-	seq_buf_printf(&out, "coalescing | p50 us | p99 us | bytes/item |\n");
-	seq_buf_printf(&out, "|---|---|---|---|---|---|---|---|---|\n");
-	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
-		for (v = 0; v < NR_V; v++) {
-			if (!ran(w, v))
-				continue;
-			seq_buf_printf(&out, "| %s | %u | %s |", workloads[w].name,
-				       results[w][v][0].producers, variants[v].name);
-			for (f = 0; f < NR_F; f++)
-				print_spread(w, v, f);
-			seq_buf_printf(&out, " %u |\n", results[w][v][0].bytes);
+	costly = w;
+	for (;;) {
+		run_one(&variants[vi], D_UNIFORM, rate, &r);
+		if (r.lost || r.p99 > CAP_SLACK_NS ||
+		    div64_u64(r.accepted * NSEC_PER_SEC, (u64)run_ms * NSEC_PER_MSEC) * 100 <
+		    rate * 95) {
+			hi = rate;
+			break;
 		}
+		lo = rate;
+		if (rate >= 64ULL * cap_start)
+			return lo;
+		rate *= 2;
 	}
-	seq_buf_printf(&out, "# each cell: median (min-max) of %u interleaved rounds; ",
-		       min(reps, MAX_REPS));
-	seq_buf_printf(&out, "tasks/s: accepted tasks from the first submit to the last ");
-	seq_buf_printf(&out, "processed; coalescing: submitted / processed; submit ns: net of ");
-	seq_buf_printf(&out, "the timing bracket's %llu.%llu ns\n", bracket_tenths / 10,
-		       bracket_tenths % 10);
-	seq_buf_printf(&out, "| workload | producers | variant | producers' CPU ns/task | ");
-	seq_buf_printf(&out, "other CPU ns/task | idle %% | tasks/batch |\n");
-	seq_buf_printf(&out, "|---|---|---|---|---|---|---|\n");
-	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
-		for (v = 0; v < NR_V; v++) {
-			if (!ran(w, v))
-				continue;
-			seq_buf_printf(&out, "| %s | %u | %s |", workloads[w].name,
-				       results[w][v][0].producers, variants[v].name);
-			for (f = F_PROD_CPU; f < NR_F_ALL; f++)
-				print_spread(w, v, f);
-			seq_buf_printf(&out, "\n");
-		}
+	for (i = 0; i < cap_steps && lo; i++) {
+		rate = (lo + hi) / 2;
+		run_one(&variants[vi], D_UNIFORM, rate, &r);
+		if (r.lost || r.p99 > CAP_SLACK_NS ||
+		    div64_u64(r.accepted * NSEC_PER_SEC, (u64)run_ms * NSEC_PER_MSEC) * 100 <
+		    rate * 95)
+			hi = rate;
+		else
+			lo = rate;
 	}
-	seq_buf_printf(&out, "# CPU time per accepted task: the producer threads' own, and the ");
-	seq_buf_printf(&out, "rest of the CPUs' busy time (the engine's or the baseline's ");
-	seq_buf_printf(&out, "threads, interrupts); idle: of the CPUs' time over the run\n");
-	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
-		print_ratios(w, V_TDI, V_SH);
-		print_ratios(w, V_TDI, V_QW);
-		print_ratios(w, V_TDW, V_SH);
-		print_ratios(w, V_TDW, V_SHW);
-		print_ratios(w, V_TD, V_SH);
-		print_ratios(w, V_TD, V_QW);
-		print_ratios(w, V_TD, V_TDN);
+	return lo;
+}
+
+static const char *const table_head =
+	"| variant | run us (round 1) | accepted/s | processed/s | coalescing | cpu_ns | stale p50 us | p99 | max |\n"
+	"|---|---|---|---|---|---|---|---|---|\n";
+
+static void report(void)
+{
+	unsigned int c, vi;
+	struct where x;
+
+	seq_buf_printf(&out, "# %u CPUs, %u producers, %u ms a run, tick %u us, %u rounds\n",
+		       num_online_cpus(), nr_prods, run_ms, tick_us, reps);
+	seq_buf_printf(&out, "# window 0 for all; cpu_ns: all CPUs' busy time less none's,\n");
+	seq_buf_printf(&out, "# per accepted submission\n");
+	for (c = 0; c < NR_CELLS; c++) {
+		x = cell_at(c);
+		if (!combo(x.w, x.d, x.s))
+			continue;
+		seq_buf_printf(&out, "\n%s, ids %s over %u, offered %llu/s\n\n%s",
+			       x.w ? "costly" : "trivial", dist_names[x.d], id_spaces[x.s],
+			       rates[x.ri], table_head);
+		for (vi = 1; vi < NR_V; vi++)
+			if (want(vi))
+				report_cell(x.w, x.d, x.s, x.ri, vi, false);
 	}
-	for (w = 0; w < ARRAY_SIZE(workloads); w++) {
-		for (v = 0; v < NR_V; v++) {
-			if (!ran(w, v))
-				continue;
-			seq_buf_printf(&out, "BENCH engine %s %s producers=%u submit_ns=",
-				       variants[v].name, workloads[w].name,
-				       results[w][v][0].producers);
-			print_fixed(spread_of(w, v, F_SUBMIT_NS).med, 10);
-			seq_buf_printf(&out, " tasks_per_s=%llu p50_us=",
-				       spread_of(w, v, F_TASKS_S).med);
-			print_fixed(spread_of(w, v, F_P50).med, 10);
-			seq_buf_printf(&out, " p99_us=");
-			print_fixed(spread_of(w, v, F_P99).med, 10);
-			seq_buf_printf(&out, " bytes=%u\n", results[w][v][0].bytes);
-		}
+	for (c = 0; c < NR_CELLS; c++) {
+		x = cell_at(c);
+		for (vi = 1; vi < NR_V; vi++)
+			if (combo(x.w, x.d, x.s) && want(vi))
+				report_cell(x.w, x.d, x.s, x.ri, vi, true);
 	}
+}
+
+static void print_capacity(unsigned int vi, unsigned int w)
+{
+	u64 max_rate = capacity(vi, w);
+
+	seq_buf_printf(&out, "BENCH capacity engine %s %s ids=uniform/%u max_rate=%llu\n",
+		       variants[vi].name, w ? "costly" : "trivial", nr_objs, max_rate);
 }
 
 static int bench_run(void)
 {
-	unsigned int rep, v, w, nr = num_online_cpus();
-	struct producer *prods;
+	unsigned int p, vi, w;
 
-	if (!ids || !sample_every || !max_tasks || !reps || !time_every || !wide_batch)
-		return -EINVAL;
-	lat_max = max_tasks / sample_every + nr + 1;
-	nr_items = max_t(unsigned long, ids, (unsigned long)nr * max_tasks);
-	items = vmalloc_array(nr_items, sizeof(*items));
-	stamps = vmalloc_array(ids, sizeof(*stamps));
-	lat = vmalloc_array(lat_max, sizeof(*lat));
-	prods = kcalloc(nr, sizeof(*prods), GFP_KERNEL);
-	if (!stamps || !lat || !prods || !items) {
-		kfree(prods);
-		return -ENOMEM;
+	reps = clamp(reps, 1U, MAX_REPS);
+	sample_every = max(sample_every, 1U);
+	tick_us = max(tick_us, 10U);
+	rates[0] = rate1;
+	rates[1] = rate2;
+	rates[2] = rate3;
+	nr_prods = min(num_online_cpus(), MAX_PRODUCERS);
+	if (get_cpu_idle_time_us(raw_smp_processor_id(), NULL) == (u64)-1)
+		fail("no per-CPU idle time (nohz off?): cpu_ns is 0");
+
+	objs = vzalloc(array_size(id_spaces[ARRAY_SIZE(id_spaces) - 1], sizeof(*objs)));
+	lat = vmalloc(array_size(LAT_MAX, sizeof(*lat)));
+	cells = vzalloc(sizeof(*cells) * 2);
+	payload_cache = KMEM_CACHE(payload, 0);
+	peer_wq = alloc_workqueue("td_eb_peer", WQ_HIGHPRI | (peer_unbound ? WQ_UNBOUND : 0), 0);
+	for (p = 0; p < nr_prods; p++)
+		zipf_seq[p] = vmalloc(array_size(ZIPF_SEQ, sizeof(u32)));
+	if (!objs || !lat || !cells || !payload_cache || !peer_wq ||
+	    (nr_prods && !zipf_seq[nr_prods - 1]))
+		goto nomem;
+
+	run_rounds();
+	report();
+	if (cap_start && (sizes & 1) && !set_space(0)) {
+		for (w = 0; w < 2; w++)
+			for (vi = 1; vi < NR_V; vi++)
+				if (want(vi))
+					print_capacity(vi, w);
 	}
-
-	seq_buf_printf(&out, "# kernel %s, HZ=%d, %u CPUs, %u tasks per run, hot over %u ids, ",
-		       utsname()->release, HZ, nr, max_tasks, ids);
-	seq_buf_printf(&out, "latency sampled every %u, tdispatch max_delay %u us, ",
-		       sample_every, delay_us);
-	seq_buf_printf(&out, "td-wide max_batch %u max_delay %u us, every %u submit(s) timed\n",
-		       wide_batch, wide_delay_us, time_every);
-	if (pieces)
-		bench_pieces();
-	for (rep = 0; rep < min(reps, MAX_REPS); rep++) {
-		for (w = 0; w < ARRAY_SIZE(workloads); w++) {
-			if (!(wls & BIT(w)))
-				continue;
-			wl = &workloads[w];
-			for (v = 0; v < NR_V; v++)
-				if (!only || !strcmp(only, variants[v].name))
-					run_variant(&variants[v], prods, &results[w][v][rep]);
-			seq_buf_printf(&out, "# round %u %s: tdispatch accepted %llu done %llu ",
-				       rep, wl->name, td_stats.accepted, td_stats.done);
-			seq_buf_printf(&out, "overridden %llu wakeups %llu\n",
-				       td_stats.overridden, td_stats.wakeups);
-		}
-	}
-	print_tables();
-	kfree(prods);
-	return 0;
-}
-
-/* bench_run() and what it leaves for its tables to free. */
-static int bench_all(void)
-{
-	int ret = bench_run();
-
+	goto out;
+nomem:
+	fail("no memory");
+out:
+	xa_destroy(&xa);
+	if (peer_wq)
+		destroy_workqueue(peer_wq);
+	kmem_cache_destroy(payload_cache);
+	for (p = 0; p < MAX_PRODUCERS; p++)
+		vfree(zipf_seq[p]);
+	vfree(cells);
 	vfree(lat);
-	vfree(stamps);
-	vfree(items);
-	return ret;
+	vfree(objs);
+	return 0;
 }
 
 static int __init td_engine_bench_init(void)
 {
-	return bench_main(bench_all);
+	return bench_main(bench_run);
 }
 
 static void __exit td_engine_bench_exit(void)
@@ -1164,5 +1317,5 @@ static void __exit td_engine_bench_exit(void)
 
 module_init(td_engine_bench_init);
 module_exit(td_engine_bench_exit);
-MODULE_DESCRIPTION("tdispatch: engine against queue_work and a spinlock+hash coalescer");
+MODULE_DESCRIPTION("tdispatch: freshness and CPU at a fixed offered load against the coalescers a driver writes");
 MODULE_LICENSE("GPL");
