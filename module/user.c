@@ -127,7 +127,8 @@ struct td_user {
 	struct list_head taken;
 	u64 next_lease;
 	bool closing;
-	wait_queue_head_t *wait;	/* the file's: takers, readers, pollers */
+	wait_queue_head_t *wait;	/* the file's: readers and pollers */
+	wait_queue_head_t take_wait;	/* TAKE callers, one woken per ready batch */
 	wait_queue_head_t lease_wait;	/* kworkers holding leases */
 	atomic_long_t bytes;		/* payload bytes held */
 	atomic_long_t rejected;		/* tasks refused before the engine saw them */
@@ -326,6 +327,13 @@ static void td_lease_wait(struct td_user *u, struct td_lease *l)
 					nsecs_to_jiffies(end - now) + 1);
 }
 
+/* A lease went on ->ready: tell pollers, and one TAKE waiter. */
+static void td_batch_ready(struct td_user *u)
+{
+	wake_up_interruptible_poll(u->wait, EPOLLRDBAND);
+	wake_up_interruptible(&u->take_wait);
+}
+
 static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
 	struct td_user *u = tdispatch_priv(d);
@@ -345,7 +353,7 @@ static enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispat
 	}
 	list_add_tail(&l.node, &u->ready);
 	mutex_unlock(&u->lock);
-	wake_up_interruptible_poll(u->wait, EPOLLRDBAND);
+	td_batch_ready(u);
 
 	/*
 	 * Idle, not uninterruptible: nobody may take it for a long time, and
@@ -422,6 +430,7 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	INIT_LIST_HEAD(&u->copying);
 	INIT_LIST_HEAD(&u->taken);
 	init_waitqueue_head(&u->lease_wait);
+	init_waitqueue_head(&u->take_wait);
 	u->lease_ns = c.lease_ns;
 	u->wait = &f->wait;
 	ret = td_limit_charge(&u->charge, file, TD_LIMIT_DISPATCHER);
@@ -690,6 +699,39 @@ static bool td_user_ready(struct td_user *u)
 	return !list_empty_careful(&u->ready) || READ_ONCE(u->closing);
 }
 
+/*
+ * Wait in TAKE until a batch is ready, the file closes, @end (an absolute
+ * CLOCK_MONOTONIC time, KTIME_MAX for none) passes or a signal comes.
+ * Exclusive, as accept() is: each batch made ready wakes one waiter, the
+ * one that waited longest, not every thread of a worker pool.  A waiter
+ * that leaves for a signal while a batch is ready passes its wake-up on.
+ *
+ * Return: 0, or -ERESTARTSYS for a signal.
+ */
+static int td_take_wait(struct td_user *u, ktime_t end)
+{
+	DEFINE_WAIT(wait);
+	int ret = 0;
+
+	for (;;) {
+		prepare_to_wait_exclusive(&u->take_wait, &wait, TASK_INTERRUPTIBLE);
+		if (td_user_ready(u))
+			break;
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		if (end == KTIME_MAX)
+			schedule();
+		else if (!schedule_hrtimeout_range(&end, 0, HRTIMER_MODE_ABS))
+			break;	/* timed out: the caller tells */
+	}
+	finish_wait(&u->take_wait, &wait);
+	if (ret && td_user_ready(u))
+		wake_up_interruptible(&u->take_wait);
+	return ret;
+}
+
 static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg)
 {
 	struct tdispatch_take tk;
@@ -714,16 +756,10 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 		mutex_unlock(&u->lock);
 		if ((tk.flags & TDISPATCH_TAKE_NONBLOCK) || (file->f_flags & O_NONBLOCK))
 			return -EAGAIN;
-		if (end == KTIME_MAX) {
-			ret = wait_event_interruptible(*u->wait, td_user_ready(u));
-		} else {
-			ktime_t left = ktime_sub(end, ktime_get());
-
-			if (left <= 0)
-				return -ETIMEDOUT;
-			ret = wait_event_interruptible_hrtimeout(*u->wait, td_user_ready(u), left);
-		}
-		if (ret && ret != -ETIME)
+		if (end != KTIME_MAX && ktime_sub(end, ktime_get()) <= 0)
+			return -ETIMEDOUT;
+		ret = td_take_wait(u, end);
+		if (ret)
 			return ret;
 	}
 	/*
@@ -751,7 +787,7 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 		list_move(&l->node, &u->ready);
 		WRITE_ONCE(l->state, TD_LEASE_READY);
 		mutex_unlock(&u->lock);
-		wake_up_interruptible_poll(u->wait, EPOLLRDBAND);
+		td_batch_ready(u);
 		return ret;
 	}
 	l->id = tk.batch;
@@ -1191,6 +1227,8 @@ static void td_user_abandon(struct td_user *u, fl_owner_t owner, bool all)
 	mutex_unlock(&u->lock);
 	wake_up_all(&u->lease_wait);
 	wake_up_all(u->wait);
+	if (all)
+		wake_up_all(&u->take_wait);
 }
 
 /* Each close() of a descriptor: the closer's leases are redelivered. */

@@ -88,7 +88,7 @@ rc=0
 grep '^BENCH ' "$out/log/results.log" | tr -d '\r' || true
 # BENCH_BEFORE: each line's median over the loads of each module, and after/before.
 [ -z "${BENCH_BEFORE:-}" ] || grep '^BENCH-AB ' "$out/log/results.log" | tr -d '\r' |
-	awk '{ side = $2; v = $NF; sub(/^tasks_per_s=/, "", v); $1 = $2 = $NF = "";
+	awk '{ side = $2; v = $NF; sub(/^processed_per_s=/, "", v); $1 = $2 = $NF = "";
 	       gsub(/^ +| +$/, ""); print $0 "|" side "|" v }' |
 	sort -t'|' -k1,1 -k2,2 -k3,3n |
 	awk -F'|' -v rev="$BENCH_BEFORE" '

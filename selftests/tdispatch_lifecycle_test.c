@@ -6,14 +6,18 @@
  * ending EXHAUSTED; RELEASE of a delayed task and RELEASE_KEY of the
  * delayed tasks that watch a key; the rate limit, set at create and with
  * SET_RATE; and submissions with TDISPATCH_UTASK_MERGE, whose payload
- * replaces that of the waiting task of their id until TAKE copies it.
+ * replaces that of the waiting task of their id until TAKE copies it;
+ * and threads blocked in TAKE, woken one per batch, longest waiting first.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include <linux/tdispatch.h>
 
@@ -686,6 +690,103 @@ TEST_F(life, merge_refuses_what_it_cannot_keep)
 	EXPECT_EQ(1, st.accepted);
 	EXPECT_EQ(n - 1, st.rejected);
 	EXPECT_EQ(0, st.rejected_calls);
+}
+
+/* ---- TAKE wakes one waiter per batch, the longest waiting first -------- */
+
+#define TAKERS	4
+
+struct taker {
+	int fd;
+	pid_t tid;
+	int entering;		/* about to block in TAKE */
+	int served;		/* 0, or its place among the takers served */
+	__u64 id;		/* the task it took */
+	int err;
+};
+
+static int takers_served;
+
+static void *taker_fn(void *arg)
+{
+	struct taker *t = arg;
+	struct td_taken b;
+
+	t->tid = syscall(SYS_gettid);
+	__atomic_store_n(&t->entering, 1, __ATOMIC_SEQ_CST);
+	t->err = td_take(t->fd, &b, 0, WAIT_NS);
+	if (t->err)
+		return NULL;
+	t->id = b.t[0].id;
+	t->err = td_complete(t->fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS);
+	__atomic_store_n(&t->served, __atomic_add_fetch(&takers_served, 1, __ATOMIC_SEQ_CST),
+			 __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A thread's scheduler state ('S', 'R', ...) and voluntary switches. */
+static char task_state(pid_t tid, long *vcs)
+{
+	char path[64], line[256], st = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "State:", 6))
+			sscanf(line + 6, " %c", &st);
+		else if (vcs && !strncmp(line, "voluntary_ctxt_switches:", 24))
+			*vcs = atol(line + 24);
+	}
+	fclose(f);
+	return st;
+}
+
+/* Until thread @tid sleeps; false after WAIT_NS. */
+static bool await_sleeping(pid_t tid)
+{
+	__u64 end = now_ns() + WAIT_NS;
+
+	while (task_state(tid, NULL) != 'S')
+		if (now_ns() > end)
+			return false;
+	return true;
+}
+
+TEST_F(life, take_wakes_one_waiter_a_batch_longest_waiting_first)
+{
+	struct taker tk[TAKERS] = {};
+	pthread_t th[TAKERS];
+	long vcs[TAKERS] = {}, now;
+	unsigned int i, k;
+
+	td_setup(_metadata, self->fd, 1, 0);
+	takers_served = 0;
+	/* Into TAKE one after another: each sleeps there before the next starts. */
+	for (i = 0; i < TAKERS; i++) {
+		tk[i].fd = self->fd;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, taker_fn, &tk[i]));
+		while (!__atomic_load_n(&tk[i].entering, __ATOMIC_SEQ_CST))
+			sched_yield();
+		ASSERT_TRUE(await_sleeping(tk[i].tid)) TH_LOG("taker %u never slept in TAKE", i);
+	}
+	for (k = 0; k < TAKERS; k++) {
+		for (i = k; i < TAKERS; i++)
+			task_state(tk[i].tid, &vcs[i]);
+		/* One batch: the longest waiting taker gets it, and no one else wakes. */
+		td_submit_range(_metadata, self->fd, 100 + k, 1, 0, 0);
+		ASSERT_EQ(0, pthread_join(th[k], NULL));
+		EXPECT_EQ(0, tk[k].err) TH_LOG("taker %u: %s", k, strerror(-tk[k].err));
+		EXPECT_EQ((int)k + 1, tk[k].served) TH_LOG("taker %u served out of turn", k);
+		EXPECT_EQ(100 + k, tk[k].id);
+		for (i = k + 1; i < TAKERS; i++) {
+			ASSERT_TRUE(await_sleeping(tk[i].tid));
+			task_state(tk[i].tid, &now);
+			EXPECT_EQ(vcs[i], now) TH_LOG("taker %u was woken for batch %u", i, k);
+		}
+	}
 }
 
 TEST_HARNESS_MAIN

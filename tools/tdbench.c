@@ -11,9 +11,13 @@
  * TDISPATCH_UTASK_MERGE (hot-merge, cold-merge); last, both with a producer
  * per CPU writing its tasks into the file's shared slots (one slot an id,
  * tdl_slot_write()) with a KICK owed at most once per vector's worth of
- * writes instead of a SUBMIT (hot-slots, cold-slots).  tasks/s is accepted tasks
- * over the time from the first SUBMIT to the last outcome (the last
- * COMPLETE after which nothing is queued, pending or in flight).  Workloads
+ * writes instead of a SUBMIT (hot-slots, cold-slots).  processed/s is the
+ * tasks the worker processed (ended done: a submission merged into a
+ * waiting task is no work done) over the time from the first SUBMIT to
+ * the last outcome (the last COMPLETE after which nothing is queued,
+ * pending or in flight); accepted/s the submissions accepted over the
+ * same time.  It is a closed loop, for capacity: producers submit as fast
+ * as they can.  Workloads
  * and vector sizes are run in interleaved rounds and the medians, with min
  * and max, printed, beside the submitting side's own rate (tasks over the
  * time until the last SUBMIT returned: what bounds the whole when it is
@@ -25,8 +29,8 @@
  * call: ns per task of vectors whose tasks are all refused before anything
  * is allocated.  Last, one line per size and workload:
  *
- *   BENCH user vector=<n> tasks_per_s=<x>	(hot, one producer per CPU)
- *   BENCH user-<workload> vector=<n> producers=<n> tasks_per_s=<x>
+ *   BENCH user tdispatch <workload> ids=<rr/1024|distinct> rate=max vector=<n>
+ *	producers=<n> accepted_per_s=<x> processed_per_s=<y>
  *
  * usage: tdbench [rounds [tasks]]   (default 11 rounds of 65536 tasks, the most)
  */
@@ -277,8 +281,9 @@ static void *produce(void *arg)
 }
 
 /*
- * One run: tasks/s with @vec tasks per SUBMIT; @sub: the submitting side's
- * rate, @scpu and @wcpu: the producers' and the worker's CPU ns per task,
+ * One run: processed/s with @vec tasks per SUBMIT; @accepted_s: accepted/s;
+ * @sub: the submitting side's rate, @scpu and @wcpu: the producers' and
+ * the worker's CPU ns per accepted task (the kernel's threads not counted),
  * @busy: the share of their time (first SUBMIT to last) the producers ran,
  * in thousandths.
  */
@@ -294,6 +299,7 @@ static unsigned int run_tasks(const struct workload *w)
 }
 
 static unsigned long long run_once(unsigned int vec, const struct workload *w,
+				   unsigned long long *accepted_s,
 				   unsigned long long *sub, unsigned long long *scpu,
 				   unsigned long long *wcpu, unsigned long long *busy,
 				   unsigned long long *merged)
@@ -376,7 +382,9 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	/* The last outcome may come before the last SUBMIT returns. */
 	if (r.last_ns < t1)
 		r.last_ns = t1;
-	return acc * SEC / (r.last_ns - t0 ? r.last_ns - t0 : 1);
+	*accepted_s = acc * SEC / (r.last_ns - t0 ? r.last_ns - t0 : 1);
+	/* Work done: the tasks the worker processed, never the merged ones. */
+	return st.done * SEC / (r.last_ns - t0 ? r.last_ns - t0 : 1);
 }
 
 /*
@@ -435,6 +443,7 @@ static unsigned long long median(struct fig *f, unsigned int rounds)
 }
 
 static struct fig res[NR_WORKLOADS][NR_VECTORS], sub[NR_WORKLOADS][NR_VECTORS],
+		  accs[NR_WORKLOADS][NR_VECTORS],
 		  scpu[NR_WORKLOADS][NR_VECTORS], wcpu[NR_WORKLOADS][NR_VECTORS],
 		  ovr[NR_WORKLOADS][NR_VECTORS],
 		  busy[NR_WORKLOADS][NR_VECTORS], floors[NR_VECTORS];
@@ -449,15 +458,17 @@ static void table(unsigned int wl, unsigned int rounds)
 	printf("# %s: %u tasks of %s ids per run, %u producer(s), %u interleaved rounds, ",
 	       w->name, run_tasks(w), w->hot ? "1024" : "distinct", producers(w), rounds);
 	printf("a no-op worker taking up to %u per batch\n", BATCH);
-	printf("| tasks per SUBMIT | tasks/s median | min | max | vs 1 | submitting side |");
-	printf(" producer CPU ns/task | producers ran | worker CPU ns/task | overridden |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("| tasks per SUBMIT | processed/s median | min | max | vs 1 | accepted/s |");
+	printf(" submitting side | producer CPU ns/accepted | producers ran |");
+	printf(" worker CPU ns/accepted | overridden |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (v = 0; v < NR_VECTORS; v++) {
 		unsigned long long m = median(&res[wl][v], rounds);
 
-		printf("| %u | %llu | %llu | %llu | %.1fx | %llu | %llu | %.1f%% | %llu",
+		printf("| %u | %llu | %llu | %llu | %.1fx | %llu | %llu | %llu | %.1f%% | %llu",
 		       vectors[v], m, res[wl][v].v[0], res[wl][v].v[rounds - 1],
-		       (double)m / (base ? base : 1), median(&sub[wl][v], rounds),
+		       (double)m / (base ? base : 1), median(&accs[wl][v], rounds),
+		       median(&sub[wl][v], rounds),
 		       median(&scpu[wl][v], rounds), median(&busy[wl][v], rounds) / 10.0,
 		       median(&wcpu[wl][v], rounds));
 		printf(" | %.1f%% |\n", median(&ovr[wl][v], rounds) / 10.0);
@@ -483,14 +494,15 @@ int main(int argc, char **argv)
 		for (wl = 0; wl < NR_WORKLOADS; wl++)
 			for (v = 0; v < NR_VECTORS; v++)
 				res[wl][v].v[i] = run_once(vectors[v], &workloads[wl],
+							   &accs[wl][v].v[i],
 							   &sub[wl][v].v[i], &scpu[wl][v].v[i],
 							   &wcpu[wl][v].v[i], &busy[wl][v].v[i],
 							   &ovr[wl][v].v[i]);
 	for (wl = 0; wl < NR_WORKLOADS; wl++)
 		table(wl, rounds);
 	/* The target's comparison: each workload's medians against one task per SUBMIT, hot. */
-	printf("# against one task per SUBMIT on the target's workload");
-	printf(" (hot, a producer per CPU)\n");
+	printf("# processed/s against one task per SUBMIT on the hot workload");
+	printf(" (a producer per CPU)\n");
 	printf("| workload | 1 | 16 | 256 | 1024 |\n|---|---|---|---|---|\n");
 	for (wl = 0; wl < NR_WORKLOADS; wl++) {
 		printf("| %s, %u |", workloads[wl].name, producers(&workloads[wl]));
@@ -513,12 +525,11 @@ int main(int argc, char **argv)
 	}
 	for (wl = 0; wl < NR_WORKLOADS; wl++)
 		for (v = 0; v < NR_VECTORS; v++) {
-			if (!wl)
-				printf("BENCH user vector=%u", vectors[v]);
-			else
-				printf("BENCH user-%s vector=%u producers=%u", workloads[wl].name,
-				       vectors[v], producers(&workloads[wl]));
-			printf(" tasks_per_s=%llu\n", res[wl][v].v[rounds / 2]);
+			printf("BENCH user tdispatch %s ids=%s rate=max vector=%u producers=%u",
+			       workloads[wl].name, workloads[wl].hot ? "rr/1024" : "distinct",
+			       vectors[v], producers(&workloads[wl]));
+			printf(" accepted_per_s=%llu processed_per_s=%llu\n",
+			       median(&accs[wl][v], rounds), median(&res[wl][v], rounds));
 		}
 	return 0;
 }

@@ -136,6 +136,10 @@ static bool peer_unbound;
 module_param(peer_unbound, bool, 0444);
 MODULE_PARM_DESC(peer_unbound, "the peers' workqueue WQ_UNBOUND, as tdispatch's (default 0: per-CPU, the work runs where it was queued)");
 
+static bool verbose;
+module_param(verbose, bool, 0444);
+MODULE_PARM_DESC(verbose, "print tdispatch's counters after each run (default 0)");
+
 static char *only;
 module_param(only, charp, 0444);
 MODULE_PARM_DESC(only, "run only the variant of this name, beside none (default: all)");
@@ -353,6 +357,14 @@ static bool td_idle(void)
 
 static void td_teardown(void)
 {
+	struct tdispatch_stats st;
+
+	if (td && verbose) {
+		tdispatch_get_stats(td, &st);
+		seq_buf_printf(&out, "# %s: accepted %llu done %llu batches %llu wakeups %llu\n",
+			       tdispatch_priv(td) ? "td-task" : "td-item", st.accepted, st.done,
+			       st.batches, st.wakeups);
+	}
 	if (td)
 		tdispatch_destroy(td, TDISPATCH_DISCARD, 0);
 	td = NULL;
@@ -773,6 +785,7 @@ struct producer {
 	u64 rate;		/* its share, submissions/s */
 	u64 rng;
 	u64 accepted, refused;
+	u64 submit_ns, timed;	/* every 16th submit call, timed */
 };
 
 static struct producer prods[MAX_PRODUCERS];
@@ -799,6 +812,7 @@ static void submit_one(struct producer *p, u64 k)
 	struct obj *o = &objs[next_id(p, k)];
 	u64 t = 0, ver;
 	bool sampled = false;
+	int ret;
 
 	if (!(k % sample_every) && !READ_ONCE(o->stamp_ver))
 		t = ktime_get_ns();
@@ -808,7 +822,16 @@ static void submit_one(struct producer *p, u64 k)
 		WRITE_ONCE(o->stamp, t);
 		sampled = true;
 	}
-	if (!p->v->submit(o, ver)) {
+	if ((k & 15) == 8) {
+		u64 t0 = ktime_get_ns();
+
+		ret = p->v->submit(o, ver);
+		p->submit_ns += ktime_get_ns() - t0;
+		p->timed++;
+	} else {
+		ret = p->v->submit(o, ver);
+	}
+	if (!ret) {
 		p->accepted++;
 		return;
 	}
@@ -857,7 +880,7 @@ static int producer_fn(void *arg)
 /* ---- one run ---------------------------------------------------------------- */
 
 struct result {
-	u64 accepted, processed, run_ns, busy_ns, refused;
+	u64 accepted, processed, run_ns, busy_ns, refused, submit_ns;
 	u64 p50, p99, max;
 	unsigned int nlat;
 	bool lost;
@@ -983,11 +1006,14 @@ static void run_one(struct variant *v, unsigned int dist, u64 rate, struct resul
 	run_end = run_start + (u64)run_ms * NSEC_PER_MSEC;
 	complete_all(&go);
 	wait_for_completion(&producers_done);
-	for (i = 0; i < nr_prods; i++) {
+	for (i = 0, t = 0; i < nr_prods; i++) {
 		kthread_stop(prods[i].task);
 		r->accepted += prods[i].accepted;
 		r->refused += prods[i].refused;
+		r->submit_ns += prods[i].submit_ns;
+		t += prods[i].timed;
 	}
+	r->submit_ns = div64_u64(r->submit_ns, max_t(u64, t, 1));
 	/* Until every object's newest version is processed. */
 	end = jiffies + DRAIN_TIMEOUT;
 	while (!v->idle() || !all_fresh(v, r)) {
@@ -1057,7 +1083,7 @@ static int set_space(unsigned int s)
 	return ret;
 }
 
-enum { M_ACC, M_PROC, M_CPU, M_P50, M_P99, M_MAX, NR_M };
+enum { M_ACC, M_PROC, M_CPU, M_P50, M_P99, M_MAX, M_SUBMIT, NR_M };
 
 static u64 metric(const struct result *r, const struct result *none, unsigned int m)
 {
@@ -1077,6 +1103,8 @@ static u64 metric(const struct result *r, const struct result *none, unsigned in
 		return div_u64(r->p50, NSEC_PER_USEC);
 	case M_P99:
 		return div_u64(r->p99, NSEC_PER_USEC);
+	case M_SUBMIT:
+		return r->submit_ns;
 	default:
 		return div_u64(r->max, NSEC_PER_USEC);
 	}
@@ -1107,10 +1135,10 @@ static void report_cell(unsigned int w, unsigned int d, unsigned int s, unsigned
 	if (!line) {
 		seq_buf_printf(&out, "| %s | %llu | %llu | %llu | ", variants[vi].name,
 			       div_u64(c->r[0].run_ns, NSEC_PER_USEC), acc, proc);
-		seq_buf_printf(&out, "%llu.%02llu | %llu | %llu | %llu | %llu |\n",
+		seq_buf_printf(&out, "%llu.%02llu | %llu | %llu | %llu | %llu | %llu |\n",
 			       div64_u64(acc, max_t(u64, proc, 1)),
 			       div64_u64(acc * 100, max_t(u64, proc, 1)) % 100, m[M_CPU],
-			       m[M_P50], m[M_P99], m[M_MAX]);
+			       m[M_SUBMIT], m[M_P50], m[M_P99], m[M_MAX]);
 		return;
 	}
 	seq_buf_printf(&out, "BENCH engine %s %s ids=%s/%u rate=%llu ", variants[vi].name,
@@ -1217,8 +1245,8 @@ static u64 capacity(unsigned int vi, unsigned int w)
 }
 
 static const char *const table_head =
-	"| variant | run us (round 1) | accepted/s | processed/s | coalescing | cpu_ns | stale p50 us | p99 | max |\n"
-	"|---|---|---|---|---|---|---|---|---|\n";
+	"| variant | run us (round 1) | accepted/s | processed/s | coalescing | cpu_ns | submit ns | stale p50 us | p99 | max |\n"
+	"|---|---|---|---|---|---|---|---|---|---|\n";
 
 static void report(void)
 {
