@@ -120,6 +120,7 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 		INIT_WORK(&d->slots[i].work, td_batch_work);
 	}
 	d->free_slots = GENMASK_ULL(cfg->workers - 1, 0);
+	d->direct = !cfg->max_delay_ns;
 
 	d->wq = alloc_workqueue("tdispatch-%s", WQ_UNBOUND |
 				(cfg->flags & TDISPATCH_NORMAL_PRIORITY ? 0 : WQ_HIGHPRI),
@@ -328,6 +329,12 @@ static int td_wait_idle(struct tdispatch *d, unsigned long timeout)
 {
 	unsigned long end = jiffies + timeout;
 
+	int ret = 0;
+
+	/* Counted under the lock: each batch that ends after our look kicks. */
+	mutex_lock(&d->lock);
+	d->idle_waiters++;
+	mutex_unlock(&d->lock);
 	for (;;) {
 		unsigned long seq = READ_ONCE(d->idle_seq);
 		long left;
@@ -337,13 +344,19 @@ static int td_wait_idle(struct tdispatch *d, unsigned long timeout)
 		idle = td_idle(d);
 		mutex_unlock(&d->lock);
 		if (idle)
-			return 0;
+			break;
 		left = (long)(end - jiffies);
-		if (left <= 0)
-			return -ETIMEDOUT;
+		if (left <= 0) {
+			ret = -ETIMEDOUT;
+			break;
+		}
 		td_kick(d);
 		wait_event_timeout(d->idle_wait, READ_ONCE(d->idle_seq) != seq, left);
 	}
+	mutex_lock(&d->lock);
+	d->idle_waiters--;
+	mutex_unlock(&d->lock);
+	return ret;
 }
 
 /**

@@ -298,10 +298,10 @@ static int td_task_result(const struct tdispatch_batch *b, unsigned int i, int r
  * end, in order; those to retry go back to the head of the line in their
  * order, or are cancelled once the dispatcher is stopping.  A redelivered
  * batch (@res is TD_RESULT_REDELIVER) goes back whole, whatever results
- * its tasks were given.
+ * its tasks were given.  Sets @periodic if it held a periodic run.
  */
 static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int res,
-			  ktime_t now, struct list_head *reap)
+			  ktime_t now, struct list_head *reap, bool *periodic)
 {
 	struct td_pending *p = &d->pending;
 	bool congestion = false, transient = false;
@@ -314,6 +314,7 @@ static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int re
 		struct tdispatch_task *t = b->tasks[i];
 		int r = td_task_result(b, i, res);
 
+		*periodic |= !!(t->flags & TD_TASK_PERIODIC);
 		if ((t->flags & TD_TASK_PERIODIC) && td_supervise_task(d, t, r, now, reap))
 			continue;
 		switch (r) {
@@ -352,6 +353,22 @@ static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int re
 }
 
 /*
+ * After a batch that cut no next one, must the acceptor look again?  Only
+ * if it has something to do: tasks left pending (put back, waiting for an
+ * id in flight, or due with no worker free), a result other than success
+ * (the shaper's hold-off), a periodic task's next time, a stop or drain, or
+ * someone in td_wait_idle().  At light load a batch that ended with
+ * nothing left then costs no wake-up of the acceptor, which would only
+ * find nothing to do.
+ */
+static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic)
+{
+	lockdep_assert_held(&d->lock);
+	return d->pending.nr_pending || res != TDISPATCH_SUCCESS || periodic ||
+	       d->stopping || d->pending.flush || d->idle_waiters;
+}
+
+/*
  * Process the batch in @slot and file it.  Return true if the next batch
  * was cut into @slot at once, which the worker goes on with (while
  * @again): no wake-up of the acceptor, no queueing, while batches are due
@@ -362,7 +379,7 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 	struct tdispatch_batch *b = &slot->batch;
 	enum tdispatch_result res;
 	LIST_HEAD(reap);
-	bool bad = false, more;
+	bool bad = false, periodic = false, more, kick;
 	ktime_t now, next;
 
 	slot->redeliver = false;
@@ -386,11 +403,16 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 		d->results[res]++;
 	else if (!d->stopping)
 		d->redelivered++;
-	td_file_batch(d, b, res, now, &reap);
+	td_file_batch(d, b, res, now, &reap, &periodic);
 	b->nr = 0;
 	d->free_slots |= BIT_ULL(slot - d->slots);
-	/* The acceptor drains the input; what it has let in may go on now. */
+	/* What came meanwhile joins at once: a busy worker feeds itself. */
+	td_drain_input(d, now, &reap);
 	more = again && td_cut_batch(d, slot, now, &reap, &next);
+	/* Left for the acceptor: what it must cut into a free slot, or time. */
+	kick = (td_acceptor_wanted(d, res, periodic) && (!more || d->free_slots)) ||
+	       d->delayed_drained;
+	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 
 	td_reap(d, &reap);
@@ -398,7 +420,7 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 	smp_store_release(&slot->filed, slot->filed + 1);
 	if (wq_has_sleeper(&d->filed_wait))
 		wake_up_all(&d->filed_wait);
-	if (!more)
+	if (kick)
 		td_kick(d);
 	return more;
 }
@@ -406,11 +428,40 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 /* Batches one work item runs back to back before it lets the acceptor queue the next. */
 #define TD_BATCHES_PER_WORK	16
 
+/*
+ * Queued by the acceptor, @slot holds the batch it cut.  Queued by a
+ * submitter (td_wake_for_input()), @slot may be free: drain the input and
+ * cut a batch into it here, and leave the acceptor what is left.  Return
+ * true if @slot holds a batch.
+ */
+static bool td_slot_fill(struct tdispatch *d, struct td_slot *slot)
+{
+	bool cut = true, kick = false;
+	LIST_HEAD(reap);
+	ktime_t now, next;
+
+	mutex_lock(&d->lock);
+	if (d->free_slots & BIT_ULL(slot - d->slots)) {
+		now = ktime_get();
+		td_drain_input(d, now, &reap);
+		cut = td_cut_batch(d, slot, now, &reap, &next);
+		kick = d->pending.nr_pending || d->delayed_drained;
+		td_delayed_sync(d);
+	}
+	mutex_unlock(&d->lock);
+	td_reap(d, &reap);
+	if (kick)
+		td_kick(d);
+	return cut;
+}
+
 void td_batch_work(struct work_struct *work)
 {
 	struct td_slot *slot = container_of(work, struct td_slot, work);
 	unsigned int n = 1;
 
+	if (!td_slot_fill(slot->d, slot))
+		return;
 	while (td_run_batch(slot->d, slot, n++ < TD_BATCHES_PER_WORK))
 		cond_resched();
 }

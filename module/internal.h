@@ -317,9 +317,16 @@ struct tdispatch {
 	 * CPU's undrained tasks reach that many, not for the first one.
 	 */
 	unsigned int wake_room;
+	/*
+	 * No window (max_delay 0): input goes straight to a worker, whose
+	 * slot's work drains it and cuts its own batch; the acceptor is left
+	 * what takes time (delays, retries, the shaper, periodic runs).
+	 */
+	bool direct;
 	struct workqueue_struct *wq;
 	bool kick;			/* acceptor: look again */
 	unsigned long idle_seq;		/* bumped each time it finds all idle */
+	unsigned int idle_waiters;	/* in td_wait_idle(); under ->lock */
 	wait_queue_head_t idle_wait;
 	wait_queue_head_t filed_wait;	/* td_batch_filed() moved on */
 

@@ -87,6 +87,26 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t)
 EXPORT_SYMBOL_GPL(tdispatch_task_not_before);
 
 /*
+ * Input came to an empty list.  With no window, hand it straight to a
+ * worker, as irq_work raises its one work: a slot's work drains the input
+ * and cuts its own batch (td_batch_work()); a slot that looks free, else
+ * this CPU's.  With a window, the acceptor gathers it.
+ */
+static void td_wake_for_input(struct tdispatch *d)
+{
+	u64 free;
+
+	if (!d->direct) {
+		wake_up_process(d->acceptor);
+		return;
+	}
+	/* A hint, read without the lock: a busy slot's work drains when it ends. */
+	free = data_race(READ_ONCE(d->free_slots));
+	queue_work(d->wq, &d->slots[free ? __ffs64(free) :
+				   raw_smp_processor_id() % d->nr_slots].work);
+}
+
+/*
  * Put @t on this CPU's input list (preemption off) and wake the acceptor
  * if it must look.  llist_add() is a full barrier: either the acceptor,
  * which clears ->wake_room before it looks at the lists, sees the task,
@@ -114,7 +134,7 @@ static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdisp
 	}
 	if (wake) {
 		this_cpu_inc(d->input->wakeups);
-		wake_up_process(d->acceptor);
+		td_wake_for_input(d);
 	}
 }
 
@@ -131,7 +151,7 @@ void td_vec_flush(struct td_vec *v)
 
 	if (d) {
 		this_cpu_inc(d->input->wakeups);
-		wake_up_process(d->acceptor);
+		td_wake_for_input(d);
 	}
 	*v = (struct td_vec) { };
 }

@@ -202,8 +202,14 @@ static void note_latency(u64 ns)
 		lat[i] = ns;
 }
 
-/* The start of one object's processing, of version @ver. */
-static void obj_process(struct obj *o, u64 ver)
+/* With verbose, where tdispatch's slow samples (over 2 ms) waited. */
+static atomic_t slow_input, slow_pending;
+
+/*
+ * The start of one object's processing, of version @ver; @drained: when
+ * tdispatch drained its task from the input, or 0.
+ */
+static void obj_process_at(struct obj *o, u64 ver, u64 drained)
 {
 	u64 now = ktime_get_ns(), sv = READ_ONCE(o->stamp_ver), s;
 
@@ -211,6 +217,9 @@ static void obj_process(struct obj *o, u64 ver)
 	if (sv && sv <= ver) {
 		s = xchg(&o->stamp, 0);
 		if (s) {
+			if (verbose && drained && now - s > 2 * NSEC_PER_MSEC)
+				atomic_inc(drained - s > now - drained ? &slow_input :
+					   &slow_pending);
 			note_latency(now > s ? now - s : 0);
 			/* The stamp cleared first: a producer's new one is not lost. */
 			smp_store_release(&o->stamp_ver, 0);
@@ -223,6 +232,11 @@ static void obj_process(struct obj *o, u64 ver)
 	atomic64_inc(&processed);
 	if (now > READ_ONCE(last_processed))
 		WRITE_ONCE(last_processed, now);
+}
+
+static void obj_process(struct obj *o, u64 ver)
+{
+	obj_process_at(o, ver, 0);
 }
 
 static void batch_start(void)
@@ -271,7 +285,8 @@ static enum tdispatch_result td_process(struct tdispatch *d, struct tdispatch_ba
 			obj_process(&objs[tdispatch_task_id(t)], p->ver);
 		} else {
 			o = container_of(tdispatch_task_item(t), struct obj, item);
-			obj_process(o, atomic64_read(&o->ver));
+			obj_process_at(o, atomic64_read(&o->ver),
+				       ktime_to_ns(tdispatch_task_submitted(t)));
 		}
 	}
 	return TDISPATCH_SUCCESS;
@@ -361,9 +376,10 @@ static void td_teardown(void)
 
 	if (td && verbose) {
 		tdispatch_get_stats(td, &st);
-		seq_buf_printf(&out, "# %s: accepted %llu done %llu batches %llu wakeups %llu\n",
+		seq_buf_printf(&out, "# %s: accepted %llu done %llu batches %llu wakeups %llu slow: input %d pending %d\n",
 			       tdispatch_priv(td) ? "td-task" : "td-item", st.accepted, st.done,
-			       st.batches, st.wakeups);
+			       st.batches, st.wakeups, atomic_xchg(&slow_input, 0),
+			       atomic_xchg(&slow_pending, 0));
 	}
 	if (td)
 		tdispatch_destroy(td, TDISPATCH_DISCARD, 0);
