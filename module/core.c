@@ -328,7 +328,6 @@ void td_stop_batches(struct tdispatch *d)
 static int td_wait_idle(struct tdispatch *d, unsigned long timeout)
 {
 	unsigned long end = jiffies + timeout;
-
 	int ret = 0;
 
 	/* Counted under the lock: each batch that ends after our look kicks. */

@@ -353,6 +353,23 @@ static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int re
 }
 
 /*
+ * The id hash's size no longer fits the tasks it holds: the acceptor,
+ * which resizes it outside the lock, should look.  A worker only grows it
+ * at once for a burst (td_grow_ids_now()), without sleeping.  Shrinking
+ * waits until nothing is pending or waiting to be drained: the acceptor
+ * keeps the size a backlog asked for, and would be kicked for nothing.
+ */
+static bool td_ids_misfit(struct tdispatch *d)
+{
+	unsigned int bits = td_pending_ids_bits(&d->pending, d->pending.ids.nr);
+
+	lockdep_assert_held(&d->lock);
+	if (bits > d->pending.ids.bits)
+		return true;
+	return bits < d->pending.ids.bits && !d->pending.nr_pending && td_input_empty(d);
+}
+
+/*
  * After a batch that cut no next one, must the acceptor look again?  Only
  * if it has something to do: tasks left pending (put back, waiting for an
  * id in flight, or due with no worker free), a result other than success
@@ -411,7 +428,7 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 	more = again && td_cut_batch(d, slot, now, &reap, &next);
 	/* Left for the acceptor: what it must cut into a free slot, or time. */
 	kick = (td_acceptor_wanted(d, res, periodic) && (!more || d->free_slots)) ||
-	       d->delayed_drained;
+	       d->delayed_drained || td_ids_misfit(d);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 
@@ -429,25 +446,30 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 #define TD_BATCHES_PER_WORK	16
 
 /*
- * Queued by the acceptor, @slot holds the batch it cut.  Queued by a
- * submitter (td_wake_for_input()), @slot may be free: drain the input and
- * cut a batch into it here, and leave the acceptor what is left.  Return
- * true if @slot holds a batch.
+ * With no window (d->direct), a slot's work drains the input first,
+ * under the lock, whoever queued it: a submitter whose task was the first
+ * on its CPU's list (td_wake_for_input()), which may have found the slot
+ * free, or the acceptor, which cut a batch into it (and then the
+ * submitter's queue_work() found the work pending, its wake-up folded
+ * into this run).  A free slot gets a batch cut into it here.  What is
+ * left goes to the acceptor: tasks pending while another slot is free, a
+ * delayed task's time, the id hash's size.  Return true if @slot holds a
+ * batch.
  */
 static bool td_slot_fill(struct tdispatch *d, struct td_slot *slot)
 {
-	bool cut = true, kick = false;
+	bool cut = true, kick;
 	LIST_HEAD(reap);
 	ktime_t now, next;
 
 	mutex_lock(&d->lock);
-	if (d->free_slots & BIT_ULL(slot - d->slots)) {
-		now = ktime_get();
-		td_drain_input(d, now, &reap);
+	now = ktime_get();
+	td_drain_input(d, now, &reap);
+	if (d->free_slots & BIT_ULL(slot - d->slots))
 		cut = td_cut_batch(d, slot, now, &reap, &next);
-		kick = d->pending.nr_pending || d->delayed_drained;
-		td_delayed_sync(d);
-	}
+	kick = (d->pending.nr_pending && d->free_slots) || d->delayed_drained ||
+	       td_ids_misfit(d);
+	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 	if (kick)
@@ -460,7 +482,8 @@ void td_batch_work(struct work_struct *work)
 	struct td_slot *slot = container_of(work, struct td_slot, work);
 	unsigned int n = 1;
 
-	if (!td_slot_fill(slot->d, slot))
+	/* Without a window only the acceptor queues a slot, with its batch cut. */
+	if (slot->d->direct && !td_slot_fill(slot->d, slot))
 		return;
 	while (td_run_batch(slot->d, slot, n++ < TD_BATCHES_PER_WORK))
 		cond_resched();

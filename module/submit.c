@@ -100,8 +100,8 @@ static void td_wake_for_input(struct tdispatch *d)
 		wake_up_process(d->acceptor);
 		return;
 	}
-	/* A hint, read without the lock: a busy slot's work drains when it ends. */
-	free = data_race(READ_ONCE(d->free_slots));
+	/* A hint, read without the lock: any slot's work drains the input. */
+	free = data_race(d->free_slots);
 	queue_work(d->wq, &d->slots[free ? __ffs64(free) :
 				   raw_smp_processor_id() % d->nr_slots].work);
 }

@@ -130,8 +130,13 @@ u64 td_uslots_grab(u64 *word)
 }
 
 /*
- * Marks @bits of @word again, for a later KICK: one atomic OR, not a loop
- * that a user who keeps writing the word could keep going.
+ * Marks @bits of @word again, for a later KICK: one atomic OR.  On x86
+ * (LOCK OR) and on arm64 with LSE atomics (STSET) that is one instruction,
+ * which a user who keeps writing the word cannot hold up.  On machines
+ * with load-linked/store-conditional atomics only (arm64 without LSE,
+ * riscv, powerpc) it is a retry loop that such a user can make spin for
+ * as long as it keeps the line busy, as any atomic on memory shared with
+ * userspace (futexes included) can be made to.
  */
 void td_uslots_mark(u64 *word, u64 bits)
 {

@@ -7,8 +7,9 @@
 #   BENCH_ARGS="reps=1 max_tasks=100000"   module parameters, e.g. to make
 #                       the debug kernel's run shorter
 #   TDBENCH_ARGS="5"    tdbench's arguments: rounds (11), tasks (65536)
+#   TDFRESH_ARGS="3"    tdfresh's arguments: rounds (5)
 #   BENCH_ONLY="td_timer_bench"   only these benchmarks: module names, or
-#                       tdbench (the userspace one)
+#                       tdbench and tdfresh (the userspace ones)
 #   BENCH_BEFORE=<git revision>   also compare tdbench against tdispatch.ko as
 #                       built from that revision, in the same boot: the two
 #                       modules are loaded in turn, BENCH_AB_ROUNDS (5) times
@@ -27,6 +28,7 @@ td_log "bench $k: building modules against $td_kdir"
 td_build_modules "$td_kdir" "$out"
 printf '%s\n' "${BENCH_ARGS:-}" >"$out/mod/bench/args"
 printf '%s\n' "${TDBENCH_ARGS:-}" >"$out/mod/tdbench.args"
+printf '%s\n' "${TDFRESH_ARGS:-}" >"$out/mod/tdfresh.args"
 if [ -n "${BENCH_BEFORE:-}" ]; then
 	case " ${BENCH_ONLY:-tdbench} " in
 	*" tdbench "*) ;;
@@ -58,18 +60,24 @@ if [ -n "${BENCH_ONLY:-}" ]; then
 		esac
 	done
 	case " $BENCH_ONLY " in
-	*" tdbench "*) ;;
+	*" tdbench "* | *" tdfresh "*) ;;
 	*)
 		ls "$out"/mod/bench/*.ko >/dev/null 2>&1 ||
 			td_die "BENCH_ONLY=$BENCH_ONLY names no benchmark"
 		;;
 	esac
 fi
-# Userspace: tdbench, the benchmark through /dev/tdispatch.
-case " ${BENCH_ONLY:-tdbench} " in
-*" tdbench "*)
+# Userspace: tdbench and tdfresh, the benchmarks through /dev/tdispatch.
+case " ${BENCH_ONLY:-tdbench tdfresh} " in
+*" tdbench "* | *" tdfresh "*)
 	make -s -C "$TD_TOP/tools" OUTPUT="$out/user" LDFLAGS=-static >&2 ||
 		td_die "tools build failed"
+	for u in tdbench tdfresh; do
+		case " ${BENCH_ONLY:-tdbench tdfresh} " in
+		*" $u "*) ;;
+		*) rm -f "$out/user/$u" ;;
+		esac
+	done
 	;;
 esac
 "$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user"

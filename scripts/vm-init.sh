@@ -225,17 +225,22 @@ run_bench_modules() {
 		step "rmmod-$n" rmmod "$n"
 	done
 	if command -v tdbench >/dev/null; then
-		echo "TD-KSFT-BEGIN tdbench"
-		# Its tables, then its verdict in KTAP for the judge.
-		echo "1..1"
-		rc=0
-		# shellcheck disable=SC2046 # the arguments are words
-		tdbench $(cat $mods/tdbench.args 2>/dev/null) || rc=$?
-		[ "$rc" = 0 ] && echo "ok 1 tdbench" || echo "not ok 1 tdbench"
-		echo "TD-KSFT-END tdbench rc=$rc"
+		run_user_bench tdbench
 		[ -e $mods/before/tdispatch.ko ] && run_bench_ab
 	fi
+	command -v tdfresh >/dev/null && run_user_bench tdfresh
 	step rmmod-tdispatch rmmod tdispatch
+}
+
+# A userspace benchmark: its tables, then its verdict in KTAP for the judge.
+run_user_bench() {
+	echo "TD-KSFT-BEGIN $1"
+	echo "1..1"
+	rc=0
+	# shellcheck disable=SC2046 # the arguments are words
+	$1 $(cat $mods/$1.args 2>/dev/null) || rc=$?
+	[ "$rc" = 0 ] && echo "ok 1 $1" || echo "not ok 1 $1"
+	echo "TD-KSFT-END $1 rc=$rc"
 }
 
 # The tracepoints work with ftrace: record a demo run, find every event.

@@ -364,8 +364,9 @@ struct tdispatch_config {
  *	%TDISPATCH_PERMANENT and is also counted there.
  * @redelivered: batches put back because their holder went away (the
  *	char device's lease expired or its worker closed the file).
- * @wakeups: times a submission woke the acceptor: only the first task on
- *	an empty per-CPU input list does.
+ * @wakeups: times a submission woke the acceptor, or, with a max_delay_ns
+ *	of 0, queued a worker to drain the input: only the first task on an
+ *	empty per-CPU input list does.
  * @delayed: tasks waiting for their not-before time.
  * @periodic_runs: runs of periodic tasks submitted; counted in @accepted.
  * @exhausted: of @failed, the tasks that ended %TDISPATCH_EXHAUSTED.
