@@ -27,10 +27,13 @@
  * CPUs, preempted them), and the share of the tasks that ended overridden.
  * A run that loses, drops or fails a task fails.  Then the floor of the
  * call: ns per task of vectors whose tasks are all refused before anything
- * is allocated.  Last, one line per size and workload:
+ * is allocated.  Then threads blocked in TAKE on one file (1, 4 and 16):
+ * their CPU per batch, and the least and most served of them against an
+ * even share.  Last, one line per size and workload, and per taker count:
  *
  *   BENCH user tdispatch <workload> ids=<rr/1024|distinct> rate=max vector=<n>
  *	producers=<n> accepted_per_s=<x> processed_per_s=<y>
+ *   BENCH user takers threads=<n> worker_cpu_ns_per_batch=<x> least_pm=<y> most_pm=<z>
  *
  * usage: tdbench [rounds [tasks]]   (default 11 rounds of 65536 tasks, the most)
  */
@@ -436,6 +439,122 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Threads blocked in TAKE on one file: @n worker threads take and complete
+ * batches of TAKERS_BATCH while this thread submits TAKERS_TASKS distinct
+ * tasks a vector (one batch) at a time.  Each ready batch wakes one
+ * waiter (an exclusive wait), so the workers' CPU per batch should not
+ * grow with @n, and the batches should be shared out evenly.
+ */
+#define TAKERS_TASKS	64000
+#define TAKERS_BATCH	16
+#define MAX_TAKERS	16
+
+struct taker {
+	int fd;
+	int *done;
+	unsigned long long batches, cpu_ns;
+	pthread_t th;
+	int err;
+};
+
+static void *taker(void *arg)
+{
+	struct tdispatch_ltask lt[TAKERS_BATCH];
+	char buf[TAKERS_BATCH * 64];
+	struct tdispatch_stats_user st;
+	struct taker *k = arg;
+
+	for (;;) {
+		struct tdispatch_take tk = {
+			.size = sizeof(tk), .timeout_ns = SEC / 100,
+			.tasks = (unsigned long)lt, .buf = (unsigned long)buf,
+			.max_tasks = TAKERS_BATCH, .buf_len = sizeof(buf),
+		};
+		struct tdispatch_complete c = { .size = sizeof(c) };
+
+		if (ioctl(k->fd, TDISPATCH_IOC_TAKE, &tk)) {
+			if (errno != ETIMEDOUT) {
+				k->err = errno;
+				break;
+			}
+		} else {
+			c.batch = tk.batch;
+			c.result = TDISPATCH_RESULT_SUCCESS;
+			if (ioctl(k->fd, TDISPATCH_IOC_COMPLETE, &c)) {
+				k->err = errno;
+				break;
+			}
+			k->batches++;
+		}
+		if (__atomic_load_n(k->done, __ATOMIC_ACQUIRE) && quiescent(k->fd, &st))
+			break;
+	}
+	k->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return NULL;
+}
+
+/*
+ * One run with @n takers: their CPU ns per batch; @least and @most: the
+ * least and most served, per mille of an even share.
+ */
+static unsigned long long takers_once(unsigned int n, unsigned long long *least,
+				      unsigned long long *most)
+{
+	struct tdispatch_create c = {
+		.size = sizeof(c), .max_buffer = TAKERS_TASKS, .max_batch = TAKERS_BATCH,
+		.workers = n, .max_input = TAKERS_TASKS, .lease_ns = 60 * SEC,
+	};
+	struct tdispatch_utask ut[TAKERS_BATCH];
+	unsigned long long cpu = 0, batches = 0, lo = ~0ULL, hi = 0, pl = 0;
+	struct taker k[MAX_TAKERS] = { };
+	struct tdispatch_stats_user st;
+	unsigned int i, j;
+	int done = 0;
+
+	snprintf(c.name, sizeof(c.name), "tdbench-takers");
+	k[0].fd = open_dispatcher(&c);
+	for (i = 0; i < n; i++) {
+		k[i].fd = k[0].fd;
+		k[i].done = &done;
+		if (pthread_create(&k[i].th, NULL, taker, &k[i]))
+			die("pthread_create", EAGAIN);
+	}
+	for (i = 0; i < TAKERS_TASKS; i += TAKERS_BATCH) {
+		struct tdispatch_submit sub = {
+			.size = sizeof(sub), .tasks = (unsigned long)ut,
+			.count = TAKERS_BATCH, .task_size = sizeof(ut[0]),
+		};
+
+		for (j = 0; j < TAKERS_BATCH; j++)
+			ut[j] = (struct tdispatch_utask) {
+				.id = i + j, .payload = (unsigned long)&pl,
+				.payload_len = sizeof(pl),
+			};
+		if (ioctl(k[0].fd, TDISPATCH_IOC_SUBMIT, &sub))
+			die("submit", errno);
+		if (sub.accepted != sub.count)
+			die("submit", -ut[0].status);
+	}
+	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < n; i++) {
+		pthread_join(k[i].th, NULL);
+		if (k[i].err)
+			die("taker", k[i].err);
+		cpu += k[i].cpu_ns;
+		batches += k[i].batches;
+		lo = k[i].batches < lo ? k[i].batches : lo;
+		hi = k[i].batches > hi ? k[i].batches : hi;
+	}
+	quiescent(k[0].fd, &st);
+	close(k[0].fd);
+	if (batches * TAKERS_BATCH != TAKERS_TASKS || st.done != TAKERS_TASKS)
+		die("takers: a batch was lost", EPROTO);
+	*least = lo * n * 1000 / batches;
+	*most = hi * n * 1000 / batches;
+	return cpu / batches;
+}
+
 static unsigned long long median(struct fig *f, unsigned int rounds)
 {
 	qsort(f->v, rounds, sizeof(f->v[0]), cmp);
@@ -472,6 +591,31 @@ static void table(unsigned int wl, unsigned int rounds)
 		       median(&scpu[wl][v], rounds), median(&busy[wl][v], rounds) / 10.0,
 		       median(&wcpu[wl][v], rounds));
 		printf(" | %.1f%% |\n", median(&ovr[wl][v], rounds) / 10.0);
+	}
+}
+
+/* Worker CPU per batch and the spread of batches with 1, 4 and 16 takers. */
+static void takers_table(unsigned int rounds)
+{
+	static const unsigned int nr[] = { 1, 4, 16 };
+	struct fig cpu[ARRAY_SIZE(nr)], lo[ARRAY_SIZE(nr)], hi[ARRAY_SIZE(nr)];
+	unsigned int i, t;
+
+	for (i = 0; i < rounds; i++)
+		for (t = 0; t < ARRAY_SIZE(nr); t++)
+			cpu[t].v[i] = takers_once(nr[t], &lo[t].v[i], &hi[t].v[i]);
+	printf("# threads blocked in TAKE on one file: %u tasks in batches of %u, %u rounds\n",
+	       TAKERS_TASKS, TAKERS_BATCH, rounds);
+	printf("| threads | worker CPU ns per batch | least served | most served |\n");
+	printf("|---|---|---|---|\n");
+	for (t = 0; t < ARRAY_SIZE(nr); t++)
+		printf("| %u | %llu | %.1f%% | %.1f%% |\n", nr[t], median(&cpu[t], rounds),
+		       median(&lo[t], rounds) / 10.0, median(&hi[t], rounds) / 10.0);
+	for (t = 0; t < ARRAY_SIZE(nr); t++) {
+		printf("BENCH user takers threads=%u worker_cpu_ns_per_batch=%llu", nr[t],
+		       median(&cpu[t], rounds));
+		printf(" least_pm=%llu most_pm=%llu\n", median(&lo[t], rounds),
+		       median(&hi[t], rounds));
 	}
 }
 
@@ -523,6 +667,7 @@ int main(int argc, char **argv)
 		printf("| %u | %llu | %llu | %llu |\n", vectors[v], m, floors[v].v[0],
 		       floors[v].v[rounds - 1]);
 	}
+	takers_table(rounds);
 	for (wl = 0; wl < NR_WORKLOADS; wl++)
 		for (v = 0; v < NR_VECTORS; v++) {
 			printf("BENCH user tdispatch %s ids=%s rate=max vector=%u producers=%u",

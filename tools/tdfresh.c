@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tdfresh: freshness and CPU at a fixed offered load through
+ * /dev/tdispatch, against what a userspace developer writes instead.
+ *
+ * N objects, each with a version that producer threads bump when it
+ * changes; consumers must act on the newest version of each changed
+ * object soon.  A producer thread per CPU offers its share of a fixed
+ * rate, paced by an absolute clock_nanosleep() every 100 us; one that falls
+ * behind catches up at once.  Modes:
+ *
+ *   none       the producers alone: pacing and bumping versions
+ *   coalescer  the same process does it itself: the object's version is
+ *              its state, a dirty bitmap (one atomic OR a change) is the
+ *              pending set, an eventfd wakes the consumers when the count
+ *              of dirty objects leaves 0, and two consumer threads take
+ *              whole bitmap words with an atomic exchange
+ *   slots      tdispatch's shared slots, one an object: the change is
+ *              written into its slot (tdl_slot_write(), no system call;
+ *              a write whose task waits replaces its payload there), a
+ *              KICK once a tick if a write owed one, and two consumer
+ *              threads in TAKE/COMPLETE
+ *   merge      a SUBMIT a tick of the tick's changes, each flagged
+ *              TDISPATCH_UTASK_MERGE, and the same consumers
+ *
+ * Figures (as the engine benchmark's): accepted/s (changes handed in),
+ * processed/s (objects the consumers acted on), cpu_ns (every CPU's busy
+ * time over the run, from /proc/stat, less the none mode's at the same
+ * rate and ids, per accepted change: producers, consumers and the
+ * kernel's threads alike) and staleness (for every 16th change of each
+ * producer, when no sample of its object waits, the time from just before
+ * the change to the start of the first processing that reads that
+ * version or a newer one; p50, p99).  Ids round-robin, uniform or Zipf
+ * (s = 1) over 1,024 objects.  Runs last a second ((/proc/stat counts
+ * 10 ms ticks), in interleaved rounds; medians.  Capacity: the highest
+ * offered rate (doubling from 100k/s, then two bisections) at which the
+ * producers offer 95% of it and staleness p99 stays within 2 ms.
+ *
+ *   BENCH user <mode> trivial ids=<dist>/1024 rate=<r> accepted_per_s=
+ *	processed_per_s= cpu_ns= stale_p50_us= stale_p99_us=
+ *   BENCH capacity user <mode> trivial ids=uniform/1024 max_rate=
+ *
+ * usage: tdfresh [rounds]   (default 5)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+
+#include <linux/tdispatch.h>
+#include "libtdispatch.h"
+
+#define NR_OBJS		1024U
+#define MAX_PRODUCERS	8U
+#define CONSUMERS	2U
+#define MAX_ROUNDS	11U
+#define TICK_NS		100000ULL
+#define RUN_NS		1000000000ULL
+#define SEC		1000000000ULL
+#define SAMPLE_EVERY	16U
+#define LAT_MAX		65536U
+#define ZIPF_SEQ	65536U
+#define BATCH		64U
+#define CAP_SLACK_NS	2000000ULL
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+enum { M_NONE, M_COALESCER, M_SLOTS, M_MERGE, NR_MODES };
+static const char *const mode_names[NR_MODES] = { "none", "coalescer", "slots", "merge" };
+enum { D_RR, D_UNIFORM, D_ZIPF, NR_D };
+static const char *const dist_names[NR_D] = { "rr", "uniform", "zipf" };
+static const unsigned long long rates[] = { 100000, 400000, 1600000 };
+#define NR_RATES	ARRAY_SIZE(rates)
+
+struct obj {
+	uint64_t ver;		/* bumped by each change */
+	uint64_t stamp_ver;	/* a sampled change's version, or 0 */
+	uint64_t stamp;		/* its time, 0 until written */
+};
+
+static struct obj objs[NR_OBJS];
+static uint32_t zipf_seq[MAX_PRODUCERS][ZIPF_SEQ];
+static unsigned int nr_prods;
+
+/* One run's shared state. */
+static struct {
+	int mode, dist;
+	unsigned long long rate, start, end;
+	struct tdl t;
+	struct tdl_slots slots;
+	int efd;			/* coalescer: consumers' wake-up */
+	uint64_t dirty[NR_OBJS / 64];	/* coalescer: the pending set */
+	long ndirty;			/* coalescer: bits set and not taken */
+	int stop;
+	unsigned long long processed;
+	unsigned long long lat[LAT_MAX];
+	unsigned int nlat;
+} run;
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "tdfresh: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+/* Busy and total time of every CPU, in /proc/stat's ticks. */
+static void cpu_ticks(unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned int i;
+
+	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+			 &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) < 8)
+		die("/proc/stat", f ? EINVAL : errno);
+	fclose(f);
+	*total = 0;
+	for (i = 0; i < 8; i++)
+		*total += v[i];
+	*busy = *total - v[3] - v[4];	/* less idle and iowait */
+}
+
+/* The start of one object's processing, of version @ver. */
+static void process(uint32_t id, uint64_t ver)
+{
+	struct obj *o = &objs[id % NR_OBJS];
+	uint64_t sv = __atomic_load_n(&o->stamp_ver, __ATOMIC_ACQUIRE), s, now;
+
+	if (sv && sv <= ver) {
+		s = __atomic_exchange_n(&o->stamp, 0, __ATOMIC_ACQ_REL);
+		if (s) {
+			unsigned int i = __atomic_fetch_add(&run.nlat, 1, __ATOMIC_RELAXED);
+
+			now = now_ns();
+			if (i < LAT_MAX)
+				run.lat[i] = now > s ? now - s : 0;
+			__atomic_store_n(&o->stamp_ver, 0, __ATOMIC_RELEASE);
+		}
+	}
+	__atomic_fetch_add(&run.processed, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- consumers ------------------------------------------------------------ */
+
+static void *coalescer_consumer(void *arg)
+{
+	uint64_t n;
+	unsigned int w;
+
+	(void)arg;
+	while (!__atomic_load_n(&run.stop, __ATOMIC_ACQUIRE)) {
+		long taken = 0;
+
+		for (w = 0; w < ARRAY_SIZE(run.dirty); w++) {
+			uint64_t bits = __atomic_exchange_n(&run.dirty[w], 0, __ATOMIC_ACQ_REL);
+
+			while (bits) {
+				unsigned int b = __builtin_ctzll(bits);
+
+				bits &= bits - 1;
+				b += w * 64;
+				process(b, __atomic_load_n(&objs[b].ver, __ATOMIC_ACQUIRE));
+				taken++;
+			}
+		}
+		if (taken && __atomic_sub_fetch(&run.ndirty, taken, __ATOMIC_ACQ_REL))
+			continue;
+		if (!taken && __atomic_load_n(&run.ndirty, __ATOMIC_ACQUIRE))
+			continue;
+		if (read(run.efd, &n, sizeof(n)) < 0 && errno != EINTR)
+			die("eventfd read", errno);
+	}
+	return NULL;
+}
+
+static void *tdispatch_consumer(void *arg)
+{
+	struct tdispatch_ltask lt[BATCH];
+	char buf[BATCH * 64];
+	uint64_t ver;
+	unsigned int i;
+
+	(void)arg;
+	while (!__atomic_load_n(&run.stop, __ATOMIC_ACQUIRE)) {
+		struct tdispatch_take tk = {
+			.size = sizeof(tk), .timeout_ns = SEC / 100,
+			.tasks = (uintptr_t)lt, .buf = (uintptr_t)buf,
+			.max_tasks = BATCH, .buf_len = sizeof(buf),
+		};
+		struct tdispatch_complete c = { .size = sizeof(c) };
+
+		if (ioctl(run.t.fd, TDISPATCH_IOC_TAKE, &tk)) {
+			if (errno != ETIMEDOUT)
+				die("take", errno);
+			continue;
+		}
+		for (i = 0; i < tk.nr; i++) {
+			ver = 0;
+			if (lt[i].payload_len == sizeof(ver))
+				memcpy(&ver, buf + lt[i].payload_off, sizeof(ver));
+			process(lt[i].id, ver);
+		}
+		c.batch = tk.batch;
+		c.result = TDISPATCH_RESULT_SUCCESS;
+		if (ioctl(run.t.fd, TDISPATCH_IOC_COMPLETE, &c))
+			die("complete", errno);
+	}
+	return NULL;
+}
+
+/* ---- producers -------------------------------------------------------------- */
+
+struct producer {
+	unsigned int index;
+	unsigned long long rate, accepted;
+	uint64_t rng;
+	struct tdispatch_utask ut[4096];
+	uint64_t pl[4096];
+	unsigned int nut;
+	pthread_t th;
+};
+
+static struct producer prods[MAX_PRODUCERS];
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+static uint32_t next_id(struct producer *p, unsigned long long k)
+{
+	switch (run.dist) {
+	case D_RR:
+		return (k + p->index * NR_OBJS / nr_prods) % NR_OBJS;
+	case D_UNIFORM:
+		return ((rng_next(&p->rng) >> 32) * NR_OBJS) >> 32;
+	default:
+		return zipf_seq[p->index][k % ZIPF_SEQ];
+	}
+}
+
+/* A SUBMIT of the merge tasks gathered; they are all accepted or it dies. */
+static void flush_merges(struct producer *p)
+{
+	struct tdispatch_submit s = {
+		.size = sizeof(s), .tasks = (uintptr_t)p->ut, .count = p->nut,
+		.task_size = sizeof(p->ut[0]),
+	};
+
+	if (!p->nut)
+		return;
+	if (ioctl(run.t.fd, TDISPATCH_IOC_SUBMIT, &s))
+		die("submit", errno);
+	if (s.accepted != s.count)
+		die("submit refused", -p->ut[s.accepted].status);
+	p->nut = 0;
+}
+
+static int change(struct producer *p, unsigned long long k)
+{
+	uint32_t id = next_id(p, k);
+	struct obj *o = &objs[id];
+	uint64_t t = 0, ver, zero = 0;
+	int kick = 0, ret;
+
+	if (!(k % SAMPLE_EVERY) && !__atomic_load_n(&o->stamp_ver, __ATOMIC_ACQUIRE))
+		t = now_ns();
+	ver = __atomic_add_fetch(&o->ver, 1, __ATOMIC_SEQ_CST);
+	if (t && __atomic_compare_exchange_n(&o->stamp_ver, &zero, ver, 0, __ATOMIC_ACQ_REL,
+					     __ATOMIC_ACQUIRE))
+		__atomic_store_n(&o->stamp, t, __ATOMIC_RELEASE);
+	switch (run.mode) {
+	case M_COALESCER:
+		if (!(__atomic_fetch_or(&run.dirty[id / 64], 1ULL << (id % 64), __ATOMIC_ACQ_REL) &
+		      (1ULL << (id % 64))) &&
+		    !__atomic_fetch_add(&run.ndirty, 1, __ATOMIC_ACQ_REL)) {
+			uint64_t one = 1;
+
+			if (write(run.efd, &one, sizeof(one)) < 0)
+				die("eventfd write", errno);
+		}
+		break;
+	case M_SLOTS:
+		ret = tdl_slot_write(&run.slots, id, id, &ver, sizeof(ver));
+		if (ret < 0)
+			die("slot write", -ret);
+		kick = ret;
+		break;
+	case M_MERGE:
+		p->pl[p->nut] = ver;
+		p->ut[p->nut] = (struct tdispatch_utask) {
+			.id = id, .payload = (uintptr_t)&p->pl[p->nut],
+			.payload_len = sizeof(ver), .flags = TDISPATCH_UTASK_MERGE,
+		};
+		if (++p->nut == ARRAY_SIZE(p->ut))
+			flush_merges(p);
+		break;
+	}
+	p->accepted++;
+	return kick;
+}
+
+static void *producer_fn(void *arg)
+{
+	struct producer *p = arg;
+	unsigned long long k = 0, ticks = 0, now, due;
+	struct timespec ts;
+	int kick;
+
+	while ((now = now_ns()) < run.end) {
+		due = (now - run.start) * p->rate / SEC;
+		kick = 0;
+		while (k < due)
+			kick |= change(p, k++);
+		if (run.mode == M_MERGE)
+			flush_merges(p);
+		if (kick) {
+			int ret = tdl_kick(&run.t);
+
+			if (ret < 0)
+				die("kick", -ret);
+		}
+		now = run.start + ++ticks * TICK_NS;
+		ts.tv_sec = now / SEC;
+		ts.tv_nsec = now % SEC;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	return NULL;
+}
+
+/* ---- one run ---------------------------------------------------------------- */
+
+struct result {
+	unsigned long long accepted, processed, busy, p50, p99, run_ns;
+};
+
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void setup(int mode)
+{
+	struct tdispatch_create c = {
+		.size = sizeof(c), .max_buffer = 65536, .max_batch = BATCH,
+		.workers = CONSUMERS, .max_input = 65536, .lease_ns = 60 * SEC,
+	};
+	int fd, ret;
+
+	memset(run.dirty, 0, sizeof(run.dirty));
+	run.ndirty = 0;
+	if (mode == M_COALESCER) {
+		run.efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+		if (run.efd < 0)
+			die("eventfd", errno);
+	}
+	if (mode != M_SLOTS && mode != M_MERGE)
+		return;
+	snprintf(c.name, sizeof(c.name), "tdfresh");
+	fd = open("/dev/" TDISPATCH_DEV_NAME, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, TDISPATCH_IOC_CREATE, &c))
+		die("create", errno);
+	ret = tdl_adopt(&run.t, fd);
+	if (!ret && mode == M_SLOTS)
+		ret = tdl_slots_map(&run.t, &run.slots, NR_OBJS);
+	if (ret)
+		die("slots", -ret);
+}
+
+static void teardown(int mode, pthread_t *th, unsigned int n)
+{
+	uint64_t all = CONSUMERS;
+	unsigned int i;
+
+	__atomic_store_n(&run.stop, 1, __ATOMIC_RELEASE);
+	if (mode == M_COALESCER && write(run.efd, &all, sizeof(all)) < 0)
+		die("eventfd write", errno);
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	if (mode == M_COALESCER)
+		close(run.efd);
+	if (mode == M_SLOTS)
+		tdl_slots_unmap(&run.slots);
+	if (mode == M_SLOTS || mode == M_MERGE)
+		tdl_close(&run.t);
+}
+
+/* Every object's newest version processed, or 2 s passed. */
+static int drained(void)
+{
+	unsigned long long end = now_ns() + 2 * SEC;
+	unsigned int i;
+
+	for (;;) {
+		for (i = 0; i < NR_OBJS; i++)
+			if (__atomic_load_n(&objs[i].stamp, __ATOMIC_ACQUIRE))
+				break;
+		if (i == NR_OBJS)
+			return 1;
+		if (now_ns() > end)
+			return 0;
+		usleep(200);
+	}
+}
+
+static void run_one(int mode, int dist, unsigned long long rate, struct result *r)
+{
+	pthread_t th[CONSUMERS];
+	unsigned long long b0, t0, b1, t1, end;
+	unsigned int i, nc = 0;
+
+	memset(objs, 0, sizeof(objs));
+	memset(r, 0, sizeof(*r));
+	run.mode = mode;
+	run.dist = dist;
+	run.stop = 0;
+	run.processed = 0;
+	run.nlat = 0;
+	setup(mode);
+	for (nc = 0; mode != M_NONE && nc < CONSUMERS; nc++)
+		if (pthread_create(&th[nc], NULL, mode == M_COALESCER ? coalescer_consumer :
+				   tdispatch_consumer, NULL))
+			die("pthread_create", EAGAIN);
+	cpu_ticks(&b0, &t0);
+	run.start = now_ns();
+	run.end = run.start + RUN_NS;
+	for (i = 0; i < nr_prods; i++) {
+		prods[i] = (struct producer) {
+			.index = i, .rate = (rate + nr_prods - 1 - i) / nr_prods,
+			.rng = 0x9e3779b97f4a7c15ULL * (i + 1 + run.start),
+		};
+		if (pthread_create(&prods[i].th, NULL, producer_fn, &prods[i]))
+			die("pthread_create", EAGAIN);
+	}
+	for (i = 0; i < nr_prods; i++) {
+		pthread_join(prods[i].th, NULL);
+		r->accepted += prods[i].accepted;
+	}
+	if (mode != M_NONE && !drained())
+		fprintf(stderr, "tdfresh: %s %s rate %llu: a sample never processed\n",
+			mode_names[mode], dist_names[dist], rate);
+	end = now_ns();
+	cpu_ticks(&b1, &t1);
+	teardown(mode, th, nc);
+	r->run_ns = end - run.start;
+	r->busy = (b1 - b0) * SEC / (sysconf(_SC_CLK_TCK) ?: 100);	/* ns */
+	r->processed = run.processed;
+	run.nlat = run.nlat < LAT_MAX ? run.nlat : LAT_MAX;
+	if (run.nlat) {
+		qsort(run.lat, run.nlat, sizeof(run.lat[0]), cmp_ull);
+		r->p50 = run.lat[run.nlat / 2];
+		r->p99 = run.lat[run.nlat * 99 / 100];
+	}
+}
+
+/* ---- rounds ----------------------------------------------------------------- */
+
+static struct result res[NR_D][NR_RATES][NR_MODES][MAX_ROUNDS];
+
+static unsigned long long cpu_ns(const struct result *r, const struct result *none)
+{
+	return (r->busy > none->busy ? r->busy - none->busy : 0) / (r->accepted ?: 1);
+}
+
+static unsigned long long med(unsigned long long *v, unsigned int n)
+{
+	qsort(v, n, sizeof(*v), cmp_ull);
+	return v[n / 2];
+}
+
+static void zipf_fill(void)
+{
+	static double cdf[NR_OBJS];
+	double total = 0;
+	uint64_t s = 12345;
+	unsigned int p, i;
+
+	for (i = 0; i < NR_OBJS; i++)
+		cdf[i] = total += 1.0 / (i + 1);
+	for (p = 0; p < MAX_PRODUCERS; p++)
+		for (i = 0; i < ZIPF_SEQ; i++) {
+			double r = (rng_next(&s) >> 11) * (1.0 / 9007199254740992.0) * total;
+			unsigned int lo = 0, hi = NR_OBJS - 1;
+
+			while (lo < hi) {
+				unsigned int mid = (lo + hi) / 2;
+
+				if (cdf[mid] > r)
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			zipf_seq[p][i] = (uint32_t)(((uint64_t)lo * 2654435761ULL) % NR_OBJS);
+		}
+}
+
+static int fresh(const struct result *r, unsigned long long rate)
+{
+	return r->p99 <= CAP_SLACK_NS && r->accepted * SEC / RUN_NS * 100 >= rate * 95;
+}
+
+static unsigned long long capacity(int mode)
+{
+	unsigned long long lo = 0, hi, rate = 100000;
+	struct result r;
+	unsigned int i;
+
+	for (;;) {
+		run_one(mode, D_UNIFORM, rate, &r);
+		if (!fresh(&r, rate))
+			break;
+		lo = rate;
+		if (rate >= 6400000)
+			return lo;
+		rate *= 2;
+	}
+	hi = rate;
+	for (i = 0; i < 2 && lo; i++) {
+		rate = (lo + hi) / 2;
+		run_one(mode, D_UNIFORM, rate, &r);
+		if (fresh(&r, rate))
+			lo = rate;
+		else
+			hi = rate;
+	}
+	return lo;
+}
+
+/* One mode's medians at one rate and distribution: a row and a BENCH line. */
+static void report(unsigned int d, unsigned int ri, unsigned int m, unsigned int rounds)
+{
+	unsigned long long acc[MAX_ROUNDS], proc[MAX_ROUNDS], cpu[MAX_ROUNDS];
+	unsigned long long p50[MAX_ROUNDS], p99[MAX_ROUNDS];
+	unsigned int i;
+
+	for (i = 0; i < rounds; i++) {
+		struct result *r = &res[d][ri][m][i];
+
+		acc[i] = r->accepted * SEC / r->run_ns;
+		proc[i] = r->processed * SEC / r->run_ns;
+		cpu[i] = cpu_ns(r, &res[d][ri][M_NONE][i]);
+		p50[i] = r->p50 / 1000;
+		p99[i] = r->p99 / 1000;
+	}
+	printf("| %s | %llu | %s | %llu | %llu | %llu | %llu | %llu |\n", dist_names[d],
+	       rates[ri], mode_names[m], med(acc, rounds), med(proc, rounds), med(cpu, rounds),
+	       med(p50, rounds), med(p99, rounds));
+	printf("BENCH user %s trivial ids=%s/%u rate=%llu accepted_per_s=%llu", mode_names[m],
+	       dist_names[d], NR_OBJS, rates[ri], med(acc, rounds));
+	printf(" processed_per_s=%llu cpu_ns=%llu", med(proc, rounds), med(cpu, rounds));
+	printf(" stale_p50_us=%llu stale_p99_us=%llu\n", med(p50, rounds), med(p99, rounds));
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long rounds = argc > 1 ? strtoul(argv[1], NULL, 0) : 5;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int i, d, ri, m;
+
+	nr_prods = n < 1 ? 1 : n > (long)MAX_PRODUCERS ? MAX_PRODUCERS : n;
+	if (!rounds || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "usage: tdfresh [rounds (1-%u)]\n", MAX_ROUNDS);
+		return 2;
+	}
+	zipf_fill();
+	for (i = 0; i < rounds; i++)
+		for (d = 0; d < NR_D; d++)
+			for (ri = 0; ri < NR_RATES; ri++)
+				for (m = 0; m < NR_MODES; m++)
+					run_one(m, d, rates[ri], &res[d][ri][m][i]);
+	printf("# %u producers, %u consumers, %u objects, 1 s a run, %lu rounds, medians\n",
+	       nr_prods, CONSUMERS, NR_OBJS, rounds);
+	printf("| ids | offered/s | mode | accepted/s | processed/s | cpu_ns |");
+	printf(" p50 us | p99 us |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	for (d = 0; d < NR_D; d++)
+		for (ri = 0; ri < NR_RATES; ri++)
+			for (m = 1; m < NR_MODES; m++)
+				report(d, ri, m, rounds);
+	for (m = 1; m < NR_MODES; m++)
+		printf("BENCH capacity user %s trivial ids=uniform/%u max_rate=%llu\n",
+		       mode_names[m], NR_OBJS, capacity(m));
+	return 0;
+}
