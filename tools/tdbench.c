@@ -441,7 +441,7 @@ static int cmp(const void *a, const void *b)
 
 /*
  * Threads blocked in TAKE on one file: @n worker threads take and complete
- * batches of TAKERS_BATCH while this thread submits TAKERS_TASKS distinct
+ * batches of up to TAKERS_BATCH while this thread submits TAKERS_TASKS distinct
  * tasks a vector (one batch) at a time.  Each ready batch wakes one
  * waiter (an exclusive wait), so the workers' CPU per batch should not
  * grow with @n, and the batches should be shared out evenly.
@@ -453,7 +453,7 @@ static int cmp(const void *a, const void *b)
 struct taker {
 	int fd;
 	int *done;
-	unsigned long long batches, cpu_ns;
+	unsigned long long batches, tasks, cpu_ns;
 	pthread_t th;
 	int err;
 };
@@ -486,6 +486,7 @@ static void *taker(void *arg)
 				break;
 			}
 			k->batches++;
+			k->tasks += tk.nr;
 		}
 		if (__atomic_load_n(k->done, __ATOMIC_ACQUIRE) && quiescent(k->fd, &st))
 			break;
@@ -506,7 +507,7 @@ static unsigned long long takers_once(unsigned int n, unsigned long long *least,
 		.workers = n, .max_input = TAKERS_TASKS, .lease_ns = 60 * SEC,
 	};
 	struct tdispatch_utask ut[TAKERS_BATCH];
-	unsigned long long cpu = 0, batches = 0, lo = ~0ULL, hi = 0, pl = 0;
+	unsigned long long cpu = 0, batches = 0, taken = 0, lo = ~0ULL, hi = 0, pl = 0;
 	struct taker k[MAX_TAKERS] = { };
 	struct tdispatch_stats_user st;
 	unsigned int i, j;
@@ -543,13 +544,14 @@ static unsigned long long takers_once(unsigned int n, unsigned long long *least,
 			die("taker", k[i].err);
 		cpu += k[i].cpu_ns;
 		batches += k[i].batches;
+		taken += k[i].tasks;
 		lo = k[i].batches < lo ? k[i].batches : lo;
 		hi = k[i].batches > hi ? k[i].batches : hi;
 	}
 	quiescent(k[0].fd, &st);
 	close(k[0].fd);
-	if (batches * TAKERS_BATCH != TAKERS_TASKS || st.done != TAKERS_TASKS)
-		die("takers: a batch was lost", EPROTO);
+	if (taken != TAKERS_TASKS || st.done != TAKERS_TASKS)
+		die("takers: a task was lost", EPROTO);
 	*least = lo * n * 1000 / batches;
 	*most = hi * n * 1000 / batches;
 	return cpu / batches;

@@ -229,8 +229,8 @@ struct producer {
 	unsigned int index;
 	unsigned long long rate, accepted;
 	uint64_t rng;
-	struct tdispatch_utask ut[4096];
-	uint64_t pl[4096];
+	struct tdispatch_utask ut[TDISPATCH_SUBMIT_MAX];
+	uint64_t pl[TDISPATCH_SUBMIT_MAX];
 	unsigned int nut;
 	pthread_t th;
 };
