@@ -27,13 +27,15 @@
  * CPUs, preempted them), and the share of the tasks that ended overridden.
  * A run that loses, drops or fails a task fails.  Then the floor of the
  * call: ns per task of vectors whose tasks are all refused before anything
- * is allocated.  Then threads blocked in TAKE on one file (1, 4 and 16):
- * their CPU per batch, and the least and most served of them against an
- * even share.  Last, one line per size and workload, and per taker count:
+ * is allocated.  Then threads blocked in TAKE on one file (1, 4 and 16,
+ * with 16 leases allowed in every case): their CPU per task, the tasks
+ * per batch, and the tasks of the least and most served of them against
+ * an even share.  Last, one line per size and workload, and per taker count:
  *
  *   BENCH user tdispatch <workload> ids=<rr/1024|distinct> rate=max vector=<n>
  *	producers=<n> accepted_per_s=<x> processed_per_s=<y>
- *   BENCH user takers threads=<n> worker_cpu_ns_per_batch=<x> least_pm=<y> most_pm=<z>
+ *   BENCH user takers threads=<n> worker_cpu_ns_per_task=<x>
+ *	tasks_per_batch_x100=<b> least_pm=<y> most_pm=<z>
  *
  * usage: tdbench [rounds [tasks]]   (default 11 rounds of 65536 tasks, the most)
  */
@@ -443,8 +445,8 @@ static int cmp(const void *a, const void *b)
  * Threads blocked in TAKE on one file: @n worker threads take and complete
  * batches of up to TAKERS_BATCH while this thread submits TAKERS_TASKS distinct
  * tasks a vector (one batch) at a time.  Each ready batch wakes one
- * waiter (an exclusive wait), so the workers' CPU per batch should not
- * grow with @n, and the batches should be shared out evenly.
+ * waiter (an exclusive wait), so the workers' CPU per task should not
+ * grow with @n, and the tasks should be shared out evenly.
  */
 #define TAKERS_TASKS	64000
 #define TAKERS_BATCH	16
@@ -496,15 +498,16 @@ static void *taker(void *arg)
 }
 
 /*
- * One run with @n takers: their CPU ns per batch; @least and @most: the
- * least and most served, per mille of an even share.
+ * One run with @n takers: their CPU ns per task; @least and @most: the
+ * tasks of the least and most served, per mille of an even share;
+ * @per_batch: tasks per batch, in hundredths.
  */
 static unsigned long long takers_once(unsigned int n, unsigned long long *least,
-				      unsigned long long *most)
+				      unsigned long long *most, unsigned long long *per_batch)
 {
 	struct tdispatch_create c = {
 		.size = sizeof(c), .max_buffer = TAKERS_TASKS, .max_batch = TAKERS_BATCH,
-		.workers = n, .max_input = TAKERS_TASKS, .lease_ns = 60 * SEC,
+		.workers = MAX_TAKERS, .max_input = TAKERS_TASKS, .lease_ns = 60 * SEC,
 	};
 	struct tdispatch_utask ut[TAKERS_BATCH];
 	unsigned long long cpu = 0, batches = 0, taken = 0, lo = ~0ULL, hi = 0, pl = 0;
@@ -545,16 +548,17 @@ static unsigned long long takers_once(unsigned int n, unsigned long long *least,
 		cpu += k[i].cpu_ns;
 		batches += k[i].batches;
 		taken += k[i].tasks;
-		lo = k[i].batches < lo ? k[i].batches : lo;
-		hi = k[i].batches > hi ? k[i].batches : hi;
+		lo = k[i].tasks < lo ? k[i].tasks : lo;
+		hi = k[i].tasks > hi ? k[i].tasks : hi;
 	}
 	quiescent(k[0].fd, &st);
 	close(k[0].fd);
 	if (taken != TAKERS_TASKS || st.done != TAKERS_TASKS)
 		die("takers: a task was lost", EPROTO);
-	*least = lo * n * 1000 / batches;
-	*most = hi * n * 1000 / batches;
-	return cpu / batches;
+	*least = lo * n * 1000 / taken;
+	*most = hi * n * 1000 / taken;
+	*per_batch = taken * 100 / batches;
+	return cpu / taken;
 }
 
 static unsigned long long median(struct fig *f, unsigned int rounds)
@@ -601,21 +605,24 @@ static void takers_table(unsigned int rounds)
 {
 	static const unsigned int nr[] = { 1, 4, 16 };
 	struct fig cpu[ARRAY_SIZE(nr)], lo[ARRAY_SIZE(nr)], hi[ARRAY_SIZE(nr)];
+	struct fig tpb[ARRAY_SIZE(nr)];
 	unsigned int i, t;
 
 	for (i = 0; i < rounds; i++)
 		for (t = 0; t < ARRAY_SIZE(nr); t++)
-			cpu[t].v[i] = takers_once(nr[t], &lo[t].v[i], &hi[t].v[i]);
+			cpu[t].v[i] = takers_once(nr[t], &lo[t].v[i], &hi[t].v[i], &tpb[t].v[i]);
 	printf("# threads blocked in TAKE on one file: %u tasks in batches of %u, %u rounds\n",
 	       TAKERS_TASKS, TAKERS_BATCH, rounds);
-	printf("| threads | worker CPU ns per batch | least served | most served |\n");
-	printf("|---|---|---|---|\n");
+	printf("| threads | worker CPU ns per task | tasks per batch | least served |");
+	printf(" most served |\n|---|---|---|---|---|\n");
 	for (t = 0; t < ARRAY_SIZE(nr); t++)
-		printf("| %u | %llu | %.1f%% | %.1f%% |\n", nr[t], median(&cpu[t], rounds),
-		       median(&lo[t], rounds) / 10.0, median(&hi[t], rounds) / 10.0);
+		printf("| %u | %llu | %.2f | %.1f%% | %.1f%% |\n", nr[t], median(&cpu[t], rounds),
+		       median(&tpb[t], rounds) / 100.0, median(&lo[t], rounds) / 10.0,
+		       median(&hi[t], rounds) / 10.0);
 	for (t = 0; t < ARRAY_SIZE(nr); t++) {
-		printf("BENCH user takers threads=%u worker_cpu_ns_per_batch=%llu", nr[t],
+		printf("BENCH user takers threads=%u worker_cpu_ns_per_task=%llu", nr[t],
 		       median(&cpu[t], rounds));
+		printf(" tasks_per_batch_x100=%llu", median(&tpb[t], rounds));
 		printf(" least_pm=%llu most_pm=%llu\n", median(&lo[t], rounds),
 		       median(&hi[t], rounds));
 	}
