@@ -80,7 +80,25 @@ case " ${BENCH_ONLY:-tdbench tdfresh} " in
 	done
 	;;
 esac
-"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user"
+# tdfresh's redis mode runs Debian's redis-server in the VM: the binary,
+# its libraries and the loader go into the initramfs at their own paths.
+extra=$out/extra
+rm -rf "$extra"
+mkdir -p "$extra"
+if [ -e "$out/user/tdfresh" ]; then
+	command -v redis-server >/dev/null || {
+		apt-get install -y -qq --no-install-recommends redis-server >/dev/null ||
+			td_die "cannot install redis-server"
+	}
+	rs=$(command -v redis-server)
+	mkdir -p "$extra/bin"
+	cp "$rs" "$extra/bin/redis-server"
+	for lib in $(ldd "$rs" | awk '/=> \//{ print $3 } /^[[:space:]]*\//{ print $1 }'); do
+		mkdir -p "$extra$(dirname "$lib")"
+		cp -L "$lib" "$extra$lib"
+	done
+fi
+"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user" "$extra"
 td_log "bench $k: booting $td_kimg"
 VM_TCG=${VM_TCG:-multi} "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench \
 	"$out/log" "$tmo" || true

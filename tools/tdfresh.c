@@ -22,6 +22,15 @@
  *              threads in TAKE/COMPLETE
  *   merge      a SUBMIT a tick of the tick's changes, each flagged
  *              TDISPATCH_UTASK_MERGE, and the same consumers
+ *   redis      Debian's redis-server, started for the run on a Unix
+ *              socket (sharing the CPUs), as an RQ or Celery user runs
+ *              it: a change is a script (EVALSHA) that puts the newest
+ *              version in a hash and, if the id was not in the set of
+ *              dirty ids, adds it and pushes it on a list; a tick's
+ *              changes are pipelined.  Two consumer threads block on the
+ *              list (BLPOP), take up to a batch more (LPOP with a count)
+ *              and, pipelined, take each id out of the set and read its
+ *              version
  *
  * Figures (as the engine benchmark's): accepted/s (changes handed in),
  * processed/s (objects the consumers acted on), cpu_ns (every CPU's busy
@@ -44,7 +53,8 @@
  *	processed_per_s= cpu_ns= stale_p50_us= stale_p99_us=
  *   BENCH capacity user <mode> trivial ids=uniform/1024 max_rate=
  *
- * usage: tdfresh [rounds]   (default 5)
+ * usage: tdfresh [rounds [modes]]   (default 5 rounds, every mode; modes
+ * is a mask: 2 coalescer, 4 slots, 8 merge, 16 redis)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,8 +65,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 
 #include <linux/tdispatch.h>
 #include "libtdispatch.h"
@@ -76,8 +91,8 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-enum { M_NONE, M_COALESCER, M_SLOTS, M_MERGE, NR_MODES };
-static const char *const mode_names[NR_MODES] = { "none", "coalescer", "slots", "merge" };
+enum { M_NONE, M_COALESCER, M_SLOTS, M_MERGE, M_REDIS, NR_MODES };
+static const char *const mode_names[NR_MODES] = { "none", "coalescer", "slots", "merge", "redis" };
 enum { D_RR, D_UNIFORM, D_ZIPF, NR_D };
 static const char *const dist_names[NR_D] = { "rr", "uniform", "zipf" };
 static const unsigned long long rates[] = { 100000, 400000, 1600000 };
@@ -159,6 +174,263 @@ static void process(uint32_t id, uint64_t ver)
 	__atomic_fetch_add(&run.processed, 1, __ATOMIC_RELAXED);
 }
 
+/* ---- Redis, as an RQ or Celery user runs it ------------------------------- */
+
+#define REDIS_SOCK	"/tmp/tdfresh-redis.sock"
+/* The newest version in a hash, the dirty ids in a set, a list to block on. */
+#define REDIS_CHANGE	"redis.call('HSET','h',ARGV[1],ARGV[2]) " \
+			"if redis.call('SADD','d',ARGV[1]) == 1 then " \
+			"redis.call('RPUSH','q',ARGV[1]) end return 0"
+
+static pid_t redis_pid;
+static char redis_sha[41];
+
+struct conn {
+	int fd;
+	char in[65536];
+	size_t len, off;
+	char out[1 << 20];
+	size_t olen;
+};
+
+static int redis_connect(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX, .sun_path = REDIS_SOCK };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		die("socket", errno);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void conn_flush(struct conn *c)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < c->olen) {
+		n = write(c->fd, c->out + off, c->olen - off);
+		if (n <= 0)
+			die("redis write", n ? errno : EPIPE);
+		off += n;
+	}
+	c->olen = 0;
+}
+
+/* A command of @argc words in RESP, queued for conn_flush(). */
+static void conn_cmd(struct conn *c, int argc, ...)
+{
+	va_list ap;
+	int i;
+
+	if (c->olen > sizeof(c->out) - 4096)
+		conn_flush(c);
+	c->olen += sprintf(c->out + c->olen, "*%d\r\n", argc);
+	va_start(ap, argc);
+	for (i = 0; i < argc; i++) {
+		const char *w = va_arg(ap, const char *);
+
+		c->olen += sprintf(c->out + c->olen, "$%zu\r\n%s\r\n", strlen(w), w);
+	}
+	va_end(ap);
+}
+
+/* The next line of a reply, without its CRLF. */
+static char *conn_line(struct conn *c)
+{
+	char *nl;
+	ssize_t n;
+
+	for (;;) {
+		nl = c->len > c->off ? memchr(c->in + c->off, '\n', c->len - c->off) : NULL;
+		if (nl) {
+			char *line = c->in + c->off;
+
+			*nl = 0;
+			if (nl > line && nl[-1] == '\r')
+				nl[-1] = 0;
+			c->off = nl + 1 - c->in;
+			return line;
+		}
+		if (c->off) {
+			memmove(c->in, c->in + c->off, c->len - c->off);
+			c->len -= c->off;
+			c->off = 0;
+		}
+		n = read(c->fd, c->in + c->len, sizeof(c->in) - c->len);
+		if (n <= 0)
+			die("redis read", n ? errno : EPIPE);
+		c->len += n;
+	}
+}
+
+/*
+ * One reply: an integer's or a bulk string's value in @val (a bulk string
+ * of digits, or the second of a two-element array, as BLPOP gives); 0 for
+ * a nil reply, 1 otherwise.
+ */
+static int conn_reply(struct conn *c, unsigned long long *val)
+{
+	char *l = conn_line(c);
+	long n;
+
+	switch (l[0]) {
+	case ':':
+		*val = strtoull(l + 1, NULL, 10);
+		return 1;
+	case '+':
+		return 1;
+	case '$':
+		if (atol(l + 1) < 0)
+			return 0;
+		l = conn_line(c);
+		*val = strtoull(l, NULL, 10);
+		return 1;
+	case '*':
+		n = atol(l + 1);
+		if (n < 0)
+			return 0;
+		while (n--)
+			conn_reply(c, val);
+		return 1;
+	default:
+		fprintf(stderr, "tdfresh: redis: %s\n", l);
+		exit(1);
+	}
+}
+
+static void redis_start(void)
+{
+	unsigned int i;
+	int fd = -1;
+
+	unlink(REDIS_SOCK);
+	redis_pid = fork();
+	if (redis_pid < 0)
+		die("fork", errno);
+	if (!redis_pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		/* Its start-up and shutdown notices would fill the log. */
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", REDIS_SOCK,
+		       "--save", "", "--appendonly", "no", "--loglevel", "warning", NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 500 && fd < 0; i++) {
+		fd = redis_connect();
+		if (fd < 0)
+			usleep(10000);
+	}
+	if (fd < 0)
+		die("redis-server did not start", ECONNREFUSED);
+	close(fd);
+}
+
+static void redis_stop(void)
+{
+	kill(redis_pid, SIGTERM);
+	waitpid(redis_pid, NULL, 0);
+}
+
+/* A connection to the run's server. */
+static struct conn *redis_conn(void)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		die("calloc", ENOMEM);
+	c->fd = redis_connect();
+	if (c->fd < 0)
+		die("redis connect", errno);
+	return c;
+}
+
+/* The change script, loaded once per server before any thread uses it. */
+static void redis_load(void)
+{
+	struct conn *c = redis_conn();
+	char *l;
+
+	conn_cmd(c, 3, "SCRIPT", "LOAD", REDIS_CHANGE);
+	conn_flush(c);
+	l = conn_line(c);
+	if (l[0] != '$')
+		die("script load", EINVAL);
+	l = conn_line(c);
+	snprintf(redis_sha, sizeof(redis_sha), "%s", l);
+	close(c->fd);
+	free(c);
+}
+
+static void conn_free(struct conn *c)
+{
+	close(c->fd);
+	free(c);
+}
+
+/* An array reply of ids (LPOP with a count): how many, into @ids. */
+static unsigned int conn_ids(struct conn *c, unsigned long long *ids, unsigned int max)
+{
+	char *l = conn_line(c);
+	unsigned int i, n;
+
+	if (l[0] != '*' || atol(l + 1) <= 0)
+		return 0;
+	n = atol(l + 1);
+	for (i = 0; i < n; i++)
+		conn_reply(c, &ids[i < max ? i : max - 1]);
+	return n < max ? n : max;
+}
+
+/*
+ * A worker as an RQ user writes one: block on the list for an id, take up
+ * to a batch more at once, and for each, pipelined, take it out of the
+ * dirty set (a change after that queues it again) and read its newest
+ * version.
+ */
+static void *redis_consumer(void *arg)
+{
+	unsigned long long id[BATCH], ver;
+	struct conn *c = redis_conn();
+	unsigned int n, i;
+	char ids[24], more[8];
+
+	(void)arg;
+	snprintf(more, sizeof(more), "%u", BATCH - 1);
+	while (!__atomic_load_n(&run.stop, __ATOMIC_ACQUIRE)) {
+		conn_cmd(c, 3, "BLPOP", "q", "0.01");
+		conn_cmd(c, 3, "LPOP", "q", more);
+		conn_flush(c);
+		if (!conn_reply(c, &id[0])) {
+			conn_ids(c, id, BATCH);
+			continue;
+		}
+		n = 1 + conn_ids(c, id + 1, BATCH - 1);
+		for (i = 0; i < n; i++) {
+			snprintf(ids, sizeof(ids), "%llu", id[i]);
+			conn_cmd(c, 3, "SREM", "d", ids);
+			conn_cmd(c, 3, "HGET", "h", ids);
+		}
+		conn_flush(c);
+		for (i = 0; i < n; i++) {
+			conn_reply(c, &ver);
+			ver = 0;
+			conn_reply(c, &ver);
+			process(id[i], ver);
+		}
+	}
+	conn_free(c);
+	return NULL;
+}
+
 /* ---- consumers ------------------------------------------------------------ */
 
 static void *coalescer_consumer(void *arg)
@@ -236,6 +508,8 @@ struct producer {
 	struct tdispatch_utask ut[TDISPATCH_SUBMIT_MAX];
 	uint64_t pl[TDISPATCH_SUBMIT_MAX];
 	unsigned int nut;
+	struct conn *redis;
+	unsigned int npipe;		/* changes sent, replies not read */
 	pthread_t th;
 };
 
@@ -308,6 +582,15 @@ static int change(struct producer *p, unsigned long long k)
 			die("slot write", -ret);
 		kick = ret;
 		break;
+	case M_REDIS: {
+		char ids[24], vers[24];
+
+		snprintf(ids, sizeof(ids), "%u", id);
+		snprintf(vers, sizeof(vers), "%llu", (unsigned long long)ver);
+		conn_cmd(p->redis, 5, "EVALSHA", redis_sha, "0", ids, vers);
+		p->npipe++;
+		break;
+	}
 	case M_MERGE:
 		p->pl[p->nut] = ver;
 		p->ut[p->nut] = (struct tdispatch_utask) {
@@ -332,10 +615,21 @@ static void *producer_fn(void *arg)
 	while ((now = now_ns()) < run.end) {
 		due = (now - run.start) * p->rate / SEC;
 		kick = 0;
-		while (k < due)
+		/* A producer behind catches up, but not past the offered time. */
+		while (k < due && ((k & 255) || now_ns() < run.end))
 			kick |= change(p, k++);
 		if (run.mode == M_MERGE)
 			flush_merges(p);
+		if (run.mode == M_REDIS && p->npipe) {
+			unsigned long long v;
+
+			/* The tick's changes, pipelined, as RQ's enqueue_many does. */
+			conn_flush(p->redis);
+			while (p->npipe) {
+				conn_reply(p->redis, &v);
+				p->npipe--;
+			}
+		}
 		if (kick) {
 			int ret = tdl_kick(&run.t);
 
@@ -379,6 +673,10 @@ static void setup(int mode)
 		if (run.efd < 0)
 			die("eventfd", errno);
 	}
+	if (mode == M_REDIS) {
+		redis_start();
+		redis_load();
+	}
 	if (mode != M_SLOTS && mode != M_MERGE)
 		return;
 	snprintf(c.name, sizeof(c.name), "tdfresh");
@@ -408,6 +706,11 @@ static void teardown(int mode, pthread_t *th, unsigned int n)
 		tdl_slots_unmap(&run.slots);
 	if (mode == M_SLOTS || mode == M_MERGE)
 		tdl_close(&run.t);
+	if (mode == M_REDIS) {
+		for (i = 0; i < nr_prods; i++)
+			conn_free(prods[i].redis);
+		redis_stop();
+	}
 }
 
 /* Nothing left to process (or 2 s passed): 1, else 0. */
@@ -419,6 +722,14 @@ static int drained(void)
 	for (;;) {
 		if (run.mode == M_COALESCER) {
 			if (!__atomic_load_n(&run.ndirty, __ATOMIC_ACQUIRE))
+				return 1;
+		} else if (run.mode == M_REDIS) {
+			unsigned long long n = 1;
+
+			conn_cmd(prods[0].redis, 2, "SCARD", "d");
+			conn_flush(prods[0].redis);
+			conn_reply(prods[0].redis, &n);
+			if (!n)
 				return 1;
 		} else {
 			st = (struct tdispatch_stats_user) { .size = sizeof(st) };
@@ -463,7 +774,7 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 	setup(mode);
 	for (nc = 0; mode != M_NONE && nc < CONSUMERS; nc++)
 		if (pthread_create(&th[nc], NULL, mode == M_COALESCER ? coalescer_consumer :
-				   tdispatch_consumer, NULL))
+				   mode == M_REDIS ? redis_consumer : tdispatch_consumer, NULL))
 			die("pthread_create", EAGAIN);
 	cpu_ticks(&b0, &t0);
 	run.start = now_ns();
@@ -473,6 +784,8 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 			.index = i, .rate = (rate + nr_prods - 1 - i) / nr_prods,
 			.rng = 0x9e3779b97f4a7c15ULL * (i + 1 + run.start),
 		};
+		if (mode == M_REDIS)
+			prods[i].redis = redis_conn();
 		if (pthread_create(&prods[i].th, NULL, producer_fn, &prods[i]))
 			die("pthread_create", EAGAIN);
 	}
@@ -599,9 +912,21 @@ static void report(unsigned int d, unsigned int ri, unsigned int m, unsigned int
 	printf(" stale_p50_us=%llu stale_p99_us=%llu\n", med(p50, rounds), med(p99, rounds));
 }
 
+/* Round @i of every mode in @modes at one distribution and rate. */
+static void run_modes(unsigned long modes, unsigned int d, unsigned int ri, unsigned int i)
+{
+	unsigned int m;
+
+	for (m = 0; m < NR_MODES; m++)
+		if (modes & (1UL << m))
+			run_one(m, d, rates[ri], &res[d][ri][m][i]);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long rounds = argc > 1 ? strtoul(argv[1], NULL, 0) : 5;
+	/* Modes to run, a mask (none always runs): 2 coalescer, 4 slots, 8 merge, 16 redis. */
+	unsigned long modes = (argc > 2 ? strtoul(argv[2], NULL, 0) : ~0UL) | 1;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int i, d, ri, m;
 
@@ -614,8 +939,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < rounds; i++)
 		for (d = 0; d < NR_D; d++)
 			for (ri = 0; ri < NR_RATES; ri++)
-				for (m = 0; m < NR_MODES; m++)
-					run_one(m, d, rates[ri], &res[d][ri][m][i]);
+				run_modes(modes, d, ri, i);
 	printf("# %u producers, %u consumers, %u objects, 1 s a run, %lu rounds, medians\n",
 	       nr_prods, CONSUMERS, NR_OBJS, rounds);
 	printf("| ids | offered/s | mode | accepted/s | processed/s | cpu_ns |");
@@ -624,9 +948,11 @@ int main(int argc, char **argv)
 	for (d = 0; d < NR_D; d++)
 		for (ri = 0; ri < NR_RATES; ri++)
 			for (m = 1; m < NR_MODES; m++)
-				report(d, ri, m, rounds);
+				if (modes & (1UL << m))
+					report(d, ri, m, rounds);
 	for (m = 1; m < NR_MODES; m++)
-		printf("BENCH capacity user %s trivial ids=uniform/%u max_rate=%llu\n",
-		       mode_names[m], NR_OBJS, capacity(m));
+		if (modes & (1UL << m))
+			printf("BENCH capacity user %s trivial ids=uniform/%u max_rate=%llu\n",
+			       mode_names[m], NR_OBJS, capacity(m));
 	return 0;
 }
