@@ -162,6 +162,29 @@ static int quiescent(int fd, struct tdispatch_stats_user *st)
 }
 
 /*
+ * One TAKE of up to @max tasks into @lt and @buf (64 bytes a task), waiting
+ * 10 ms at most, and the COMPLETE of what it took: the number of tasks
+ * processed, 0 if none came, or -errno.
+ */
+static int take_complete(int fd, struct tdispatch_ltask *lt, char *buf, unsigned int max)
+{
+	struct tdispatch_take tk = {
+		.size = sizeof(tk), .timeout_ns = SEC / 100,
+		.tasks = (unsigned long)lt, .buf = (unsigned long)buf,
+		.max_tasks = max, .buf_len = max * 64,
+	};
+	struct tdispatch_complete c = { .size = sizeof(c) };
+
+	if (ioctl(fd, TDISPATCH_IOC_TAKE, &tk))
+		return errno == ETIMEDOUT ? 0 : -errno;
+	c.batch = tk.batch;
+	c.result = TDISPATCH_RESULT_SUCCESS;
+	if (ioctl(fd, TDISPATCH_IOC_COMPLETE, &c))
+		return -errno;
+	return tk.nr;
+}
+
+/*
  * The no-op worker: take and complete until the producers are done and
  * nothing is left.  A TAKE's timeout only ends a wait with nothing to take,
  * which happens at the end (or while the producers fill the first batch).
@@ -172,29 +195,16 @@ static void *worker(void *arg)
 	static char buf[BATCH * 64];
 	struct tdispatch_stats_user st;
 	struct run *r = arg;
+	int n;
 
 	for (;;) {
-		struct tdispatch_take tk = {
-			.size = sizeof(tk), .timeout_ns = SEC / 100,
-			.tasks = (unsigned long)lt, .buf = (unsigned long)buf,
-			.max_tasks = BATCH, .buf_len = sizeof(buf),
-		};
-		struct tdispatch_complete c = { .size = sizeof(c) };
-
-		if (ioctl(r->fd, TDISPATCH_IOC_TAKE, &tk)) {
-			if (errno != ETIMEDOUT) {
-				r->err = errno;
-				break;
-			}
-		} else {
-			c.batch = tk.batch;
-			c.result = TDISPATCH_RESULT_SUCCESS;
-			if (ioctl(r->fd, TDISPATCH_IOC_COMPLETE, &c)) {
-				r->err = errno;
-				break;
-			}
-			r->last_ns = now_ns();
+		n = take_complete(r->fd, lt, buf, BATCH);
+		if (n < 0) {
+			r->err = -n;
+			break;
 		}
+		if (n)
+			r->last_ns = now_ns();
 		if (__atomic_load_n(&r->submitted, __ATOMIC_ACQUIRE) && quiescent(r->fd, &st))
 			break;
 	}
@@ -466,29 +476,17 @@ static void *taker(void *arg)
 	char buf[TAKERS_BATCH * 64];
 	struct tdispatch_stats_user st;
 	struct taker *k = arg;
+	int n;
 
 	for (;;) {
-		struct tdispatch_take tk = {
-			.size = sizeof(tk), .timeout_ns = SEC / 100,
-			.tasks = (unsigned long)lt, .buf = (unsigned long)buf,
-			.max_tasks = TAKERS_BATCH, .buf_len = sizeof(buf),
-		};
-		struct tdispatch_complete c = { .size = sizeof(c) };
-
-		if (ioctl(k->fd, TDISPATCH_IOC_TAKE, &tk)) {
-			if (errno != ETIMEDOUT) {
-				k->err = errno;
-				break;
-			}
-		} else {
-			c.batch = tk.batch;
-			c.result = TDISPATCH_RESULT_SUCCESS;
-			if (ioctl(k->fd, TDISPATCH_IOC_COMPLETE, &c)) {
-				k->err = errno;
-				break;
-			}
+		n = take_complete(k->fd, lt, buf, TAKERS_BATCH);
+		if (n < 0) {
+			k->err = -n;
+			break;
+		}
+		if (n) {
 			k->batches++;
-			k->tasks += tk.nr;
+			k->tasks += n;
 		}
 		if (__atomic_load_n(k->done, __ATOMIC_ACQUIRE) && quiescent(k->fd, &st))
 			break;
