@@ -74,6 +74,9 @@ bench:
 fuzz:
 	KERNEL="$(KERNEL)" SEED="$(SEED)" CALLS="$(CALLS)" scripts/fuzz.sh
 
+soak:
+	SOAK="$(SOAK)" SOAK_RUN="$(SOAK_RUN)" SOAK_SEED="$(SOAK_SEED)" scripts/soak.sh
+
 demo:
 	scripts/deps.sh
 	scripts/vm.sh demo $(VM_KERNEL)
@@ -89,4 +92,4 @@ clean:
 	$(MAKE) -C selftests clean
 	rm -rf build
 
-.PHONY: all module tools lib selftests install check check-loaded dkms-deb lint bench fuzz demo vm clean
+.PHONY: all module tools lib selftests install check check-loaded dkms-deb lint bench fuzz soak demo vm clean

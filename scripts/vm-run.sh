@@ -24,8 +24,10 @@ append="console=ttyS0,115200 panic=-1 oops=panic tdmode=$mode"
 # that the host has descheduled (the stall seen in text_poke_bp()), and on
 # a busy host it was faster too (Documentation/tdispatch.rst, the harness).
 # The benchmarks use multi, for real parallelism.
+# VM_CPU: a -cpu model (make soak tries max); QEMU's default otherwise.
 set -- qemu-system-x86_64 -accel "tcg,thread=${VM_TCG:-single}" -smp 2 -m 2G -nodefaults -no-reboot \
 	-display none -kernel "$kernel" -initrd "$initrd"
+[ -n "${VM_CPU:-}" ] && set -- "$@" -cpu "$VM_CPU"
 
 case "$mode" in
 check|planted|bench|fuzz)
