@@ -436,7 +436,6 @@ void td_vec_flush(struct td_vec *v);
 void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp);
 
 int td_submit_merged(struct tdispatch *d);
-void td_count_merged(struct tdispatch *d, u32 n);
 
 /*
  * A file's merge table (merge.c): the tasks whose payload a submission
@@ -457,56 +456,6 @@ void td_merge_add(struct hlist_bl_head *b, struct td_task_ext *x);
 void td_merge_del(struct td_task_ext *x);
 bool td_merge_out(struct td_task_ext *x);
 void td_merge_forget(struct td_merge *m, struct td_task_ext *x);
-
-/*
- * A file's shared slots (uslots.c): a map the file's mmap() shares (the
- * summary of the bitmap, the bitmap of marked slots, the slots), and the
- * kernel's own count of each slot's writes as it last read them.
- */
-struct vm_area_struct;
-struct tdispatch_slot;
-
-struct td_uslots {
-	void *map;
-	u64 *summary;
-	u64 *bitmap;
-	struct tdispatch_slot *slot;
-	u32 *seen;
-	u32 nr;
-	size_t bitmap_off;
-	size_t slots_off;
-	size_t map_len;
-};
-
-#ifdef CONFIG_64BIT
-struct td_uslots *td_uslots_new(u32 nr);
-void td_uslots_free(struct td_uslots *s);
-int td_uslots_mmap(struct td_uslots *s, struct vm_area_struct *vma);
-u64 td_uslots_grab(u64 *word);
-void td_uslots_mark(u64 *word, u64 bits);
-u64 td_uslots_id(struct td_uslots *s, u32 i);
-u32 td_uslots_read(struct td_uslots *s, u32 i, u8 *buf, u32 *writes);
-u32 td_uslots_unqueue(struct td_uslots *s, u32 i);
-#else
-/* No shared slots (SLOTS refuses): their words are changed with 64-bit atomics. */
-static inline struct td_uslots *td_uslots_new(u32 nr) { return NULL; }
-static inline void td_uslots_free(struct td_uslots *s) { }
-static inline int td_uslots_mmap(struct td_uslots *s, struct vm_area_struct *vma)
-{
-	return -ENXIO;
-}
-
-static inline u64 td_uslots_grab(u64 *word) { return 0; }
-static inline void td_uslots_mark(u64 *word, u64 bits) { }
-static inline u64 td_uslots_id(struct td_uslots *s, u32 i) { return 0; }
-static inline u32 td_uslots_read(struct td_uslots *s, u32 i, u8 *buf, u32 *writes)
-{
-	*writes = 0;
-	return 0;
-}
-
-static inline u32 td_uslots_unqueue(struct td_uslots *s, u32 i) { return 0; }
-#endif
 
 /* Whether @v holds a wake-up or a clock reading that a sleep must not hold. */
 static inline bool td_vec_owes(const struct td_vec *v)
@@ -661,10 +610,18 @@ void td_ctx_exit(const struct td_ctx *c, int idx);
 int td_ioctl_by_id(const struct td_ctx *c, void __user *uarg,
 		   int (*op)(struct tdispatch *d, u64 id));
 int td_ioctl_query(const struct td_ctx *c, void __user *uarg);
-int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
-		   u64 rejected_calls, u64 events_lost);
+/* What a file counts of its own, beside its dispatcher's counters. */
+struct td_file_counts {
+	u64 rejected;		/* tasks refused before the engine saw them */
+	u64 rejected_calls;
+	u64 events_lost;
+	u64 slot_writes;
+};
+
+int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, const struct td_file_counts *fc);
 
 int td_user_create(struct td_file *f, const struct file *file, void __user *uarg);
+struct vm_area_struct;
 int td_user_mmap(struct td_user *u, struct vm_area_struct *vma);
 long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 		   unsigned int cmd, void __user *uarg);

@@ -18,7 +18,7 @@
 
 static_assert(sizeof(struct tdispatch_id) == TDISPATCH_ID_SIZE_VER0);
 static_assert(sizeof(struct tdispatch_query) == TDISPATCH_QUERY_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER2);
+static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER3);
 static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER2);
 static_assert(sizeof(struct tdispatch_utask) == TDISPATCH_UTASK_SIZE_VER2);
 
@@ -231,9 +231,8 @@ int td_ioctl_query(const struct td_ctx *c, void __user *uarg)
 	return d ? td_copy_out(uarg, &q, sizeof(q)) : -ENODEV;
 }
 
-/* @rejected: tasks refused before the engine saw them; the engine's are added. */
-int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
-		   u64 rejected_calls, u64 events_lost)
+/* The dispatcher's counters, and the file's own @fc. */
+int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, const struct td_file_counts *fc)
 {
 	struct tdispatch_stats_user s;
 	struct tdispatch_stats st;
@@ -257,7 +256,7 @@ int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
 		/* What the caller gets, not what the kernel knows. */
 		.size = min_t(u32, usize, sizeof(s)),
 		.accepted = st.accepted,
-		.rejected = st.rejected + rejected,
+		.rejected = st.rejected + fc->rejected,
 		.queued = st.queued,
 		.pending = st.pending,
 		.in_flight = st.in_flight,
@@ -271,8 +270,8 @@ int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
 		.retries = st.retries,
 		.holdoffs = st.holdoffs,
 		.redelivered = st.redelivered,
-		.rejected_calls = rejected_calls,
-		.events_lost = events_lost,
+		.rejected_calls = fc->rejected_calls,
+		.events_lost = fc->events_lost,
 		.delayed = st.delayed,
 		.periodic_runs = st.periodic_runs,
 		.exhausted = st.exhausted,
@@ -281,6 +280,7 @@ int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, u64 rejected,
 		.throttled_ns = st.throttled_ns,
 		.rate = st.rate,
 		.burst = st.burst,
+		.slot_writes = fc->slot_writes,
 	};
 	return td_copy_out(uarg, &s, sizeof(s));
 }

@@ -445,9 +445,11 @@ long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 	case TDISPATCH_IOC_QUERY:
 		return td_ioctl_query(&a->ctx, uarg);
 	case TDISPATCH_IOC_STATS:
-		return td_ioctl_stats(&a->ctx, uarg, atomic_long_read(&pub->rejected),
-				      atomic_long_read(&f->rejected_calls),
-				      a->has_events ? td_events_lost(&a->events) : 0);
+		return td_ioctl_stats(&a->ctx, uarg, &(struct td_file_counts) {
+			.rejected = atomic_long_read(&pub->rejected),
+			.rejected_calls = atomic_long_read(&f->rejected_calls),
+			.events_lost = a->has_events ? td_events_lost(&a->events) : 0,
+		});
 	default:
 		/* TAKE, COMPLETE: the driver works on its own batches; SET_RATE: its config. */
 		return -EOPNOTSUPP;

@@ -444,15 +444,6 @@ int td_submit_merged(struct tdispatch *d)
 	return 0;
 }
 
-/*
- * @n writes to a shared slot that the task read from it stands for:
- * accepted and overridden at once, as merges are; any context.
- */
-void td_count_merged(struct tdispatch *d, u32 n)
-{
-	this_cpu_add(d->input->merged, n);
-}
-
 /* A batch was cut: its items are processed from now on. */
 void td_items_inflight(struct tdispatch_batch *b)
 {

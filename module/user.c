@@ -23,6 +23,7 @@
 #include <uapi/linux/tdispatch.h>
 
 #include "internal.h"
+#include "uslots.h"
 
 #define TD_USER_MAX_BUFFER	65536U
 #define TD_USER_MAX_BATCH	1024U
@@ -90,19 +91,23 @@ struct td_payload {
  * all.  A periodic registration's payload is one too, its task unused.
  * One submitted with %TDISPATCH_UTASK_MERGE (%TD_TASK_MERGE) is in the
  * file's merge table until its payload is taken, a submission of its id
- * without the flag comes, or it ends.
+ * without the flag comes, or it ends; while a TAKE copies its payload out
+ * (->taking, under its bucket's lock) merges make a task of their own.
  */
 struct td_utask {
 	struct td_task_ext x;
+	bool taking;
 	struct td_payload p;
 };
 
 /*
  * The payload of a task of a shared slot (%TD_TASK_SLOT), which KICK made:
- * its slot, read by TAKE, and whether one did.
+ * its slot, the sequence count a TAKE copied it out at, and whether a TAKE
+ * that succeeded read it.
  */
 struct td_slot_ref {
 	u32 index;
+	u32 seq;
 	bool read;
 };
 
@@ -132,6 +137,7 @@ struct td_user {
 	wait_queue_head_t lease_wait;	/* kworkers holding leases */
 	atomic_long_t bytes;		/* payload bytes held */
 	atomic_long_t rejected;		/* tasks refused before the engine saw them */
+	atomic64_t slot_writes;		/* by the slots' own counts: see td_slot_count() */
 	/*
 	 * Small tasks that ended, for td_utask_get() to reuse: a task is
 	 * allocated on the submitter's CPU and freed on a worker's, where
@@ -165,11 +171,14 @@ static struct td_utask *td_spare_get(struct td_user *u)
 	return container_of(n, struct td_utask, x.task.input);
 }
 
-/* @writes to a slot that one task stands for: all but one merged into it. */
+/*
+ * @writes to a slot, by its sequence count, that a read or an ended task
+ * stands for.  The count is the user's word, so it is kept apart from the
+ * engine's: accepted and overridden count the tasks KICK made.
+ */
 static void td_slot_count(struct td_user *u, u32 writes)
 {
-	if (writes > 1)
-		td_count_merged(u->d, writes - 1);
+	atomic64_add(writes, &u->slot_writes);
 }
 
 /*
@@ -221,9 +230,11 @@ static int td_payload_copy_in(struct td_vec *v, struct td_payload *p, const void
 
 /*
  * The payload to copy out, @len bytes, or NULL if that is more than
- * @room: a small one through @bounce, and a merge task's taken out of the
- * merge table under its lock as it is copied, so that no merge replaces
- * what TAKE hands out (a later one makes a task of its own).
+ * @room: a small one through @bounce.  Nothing is read for good yet: TAKE
+ * settles each task with td_payload_settle() once it knows whether the
+ * payload reached the caller.  A slot's is peeked at; a merge task's is
+ * copied under its bucket's lock and marked ->taking, so that no merge
+ * replaces what TAKE hands out (one meanwhile makes a task of its own).
  */
 static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *bounce,
 				   u32 *len, u64 room)
@@ -231,12 +242,9 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 	struct td_utask *ut = container_of(p, struct td_utask, p);
 	struct td_slot_ref *r = (struct td_slot_ref *)p->data;
 	struct hlist_bl_head *b;
-	u32 writes;
 
 	if (ut->x.task.flags & TD_TASK_SLOT) {
-		*len = td_uslots_read(u->slots, r->index, bounce, &writes);
-		WRITE_ONCE(r->read, true);
-		td_slot_count(u, writes);
+		*len = td_uslots_peek(u->slots, r->index, bounce, &r->seq);
 		return *len <= room ? bounce : NULL;
 	}
 	if (!(ut->x.task.flags & TD_TASK_MERGE) || td_merge_out(&ut->x)) {
@@ -251,11 +259,54 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 	b = td_merge_lock(&u->merge, ut->x.task.id);
 	*len = p->len;
 	if (*len <= room) {
-		td_merge_del(&ut->x);
+		ut->taking = !td_merge_out(&ut->x);
 		memcpy(bounce, p->data, *len);
 	}
 	hlist_bl_unlock(b);
 	return *len <= room ? bounce : NULL;
+}
+
+static int td_slot_submit(struct td_user *u, struct td_uslots *s, u32 i, struct td_vec *v);
+
+/*
+ * A slot task's payload reached the caller: the slot is read.  A write
+ * that landed between the copy and now, and queued nothing, gets a task
+ * of its own, or a mark for the next KICK if the dispatcher refuses it.
+ */
+static void td_slot_read(struct td_user *u, struct td_slot_ref *r, struct td_vec *v)
+{
+	u32 writes;
+
+	WRITE_ONCE(r->read, true);
+	if (td_uslots_commit(u->slots, r->index, r->seq, &writes) &&
+	    td_slot_submit(u, u->slots, r->index, v))
+		td_uslots_mark_slot(u->slots, r->index);
+	td_slot_count(u, writes);
+}
+
+/*
+ * After td_payload_take(): a payload that reached the caller (@taken) is
+ * read, a merge task's out of the merge table for good; one that did not
+ * is left as it was, merges landing in it again.
+ */
+static void td_payload_settle(struct td_user *u, struct td_payload *p, bool taken,
+			      struct td_vec *v)
+{
+	struct td_utask *ut = container_of(p, struct td_utask, p);
+	struct hlist_bl_head *b;
+
+	if (ut->x.task.flags & TD_TASK_SLOT) {
+		if (taken)
+			td_slot_read(u, (struct td_slot_ref *)p->data, v);
+		return;
+	}
+	if (!ut->taking)
+		return;
+	b = td_merge_lock(&u->merge, ut->x.task.id);
+	if (taken)
+		td_merge_del(&ut->x);
+	ut->taking = false;
+	hlist_bl_unlock(b);
 }
 
 /*
@@ -283,6 +334,7 @@ static struct td_utask *td_utask_get(struct td_user *u, u32 len, bool watch, str
 		return ERR_PTR(-ENOMEM);
 	}
 	ut->x.task.flags = TD_TASK_EXT;
+	ut->taking = false;
 	ut->p.len = len;
 	ut->p.held = bytes;
 	return ut;
@@ -499,7 +551,8 @@ fail:
  * it, its payload becomes the @len bytes at @data and the submission is
  * counted merged (1); 0 if none is; or the engine's refusal.  A task that
  * has ended but is not released yet (td_task_end() stores its outcome
- * first) leaves the table here, and the submission makes a new one.
+ * first), or whose payload a TAKE is copying out, leaves the table here,
+ * and the submission makes a new one.
  */
 static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, const u8 *data,
 			 u32 len)
@@ -510,14 +563,14 @@ static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, con
 
 	if (!x)
 		return 0;
-	if (READ_ONCE(x->task.state) < TD_TASK_INPUT) {
+	ut = container_of(x, struct td_utask, x);
+	if (READ_ONCE(x->task.state) < TD_TASK_INPUT || ut->taking) {
 		td_merge_del(x);
 		return 0;
 	}
 	ret = td_submit_merged(u->d);
 	if (ret)
 		return ret;
-	ut = container_of(x, struct td_utask, x);
 	ut->p.len = len;
 	memcpy(ut->p.data, data, len);
 	return 1;
@@ -659,15 +712,19 @@ static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struc
 	return ret;
 }
 
-/* Copy a taken batch out; returns the number of payload bytes used. */
+/*
+ * Copy a taken batch out; *@copied: how many tasks td_payload_take() saw,
+ * for td_take_settle().
+ */
 static int td_take_copy(struct td_user *u, struct tdispatch_take *tk,
-			struct tdispatch_batch *b)
+			struct tdispatch_batch *b, u32 *copied)
 {
 	struct tdispatch_ltask __user *out = u64_to_user_ptr(tk->tasks);
 	u8 __user *buf = u64_to_user_ptr(tk->buf);
 	u64 off = 0;
 	u32 i;
 
+	*copied = 0;
 	if (b->nr > tk->max_tasks)
 		return -ENOSPC;
 	for (i = 0; i < b->nr; i++) {
@@ -686,12 +743,27 @@ static int td_take_copy(struct td_user *u, struct tdispatch_take *tk,
 				       tk->buf_len - off);
 		if (!data)
 			return -ENOSPC;
+		*copied = i + 1;
 		lt.payload_len = len;
 		if (copy_to_user(&out[i], &lt, sizeof(lt)) || copy_to_user(buf + off, data, len))
 			return -EFAULT;
 		off += len;
 	}
 	return 0;
+}
+
+/*
+ * The first @copied tasks of a batch that TAKE copied out: read if the
+ * caller was told of them (@taken), else as they were before the TAKE.
+ */
+static void td_take_settle(struct td_user *u, struct tdispatch_batch *b, u32 copied, bool taken)
+{
+	struct td_vec v = { };
+	u32 i;
+
+	for (i = 0; i < copied; i++)
+		td_payload_settle(u, tdispatch_task_payload(tdispatch_batch_task(b, i)), taken, &v);
+	td_vec_flush(&v);
 }
 
 static bool td_user_ready(struct td_user *u)
@@ -736,6 +808,7 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 {
 	struct tdispatch_take tk;
 	struct td_lease *l;
+	u32 copied;
 	ktime_t end;
 	int ret;
 
@@ -777,9 +850,11 @@ static int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg
 	mutex_unlock(&u->lock);
 
 	tk.nr = l->batch->nr;
-	ret = td_take_copy(u, &tk, l->batch);
+	ret = td_take_copy(u, &tk, l->batch, &copied);
 	if (!ret)
 		ret = td_copy_out(uarg, &tk, sizeof(tk));
+	/* A payload counts as read only once the caller can know it has it. */
+	td_take_settle(u, l->batch, copied, !ret);
 
 	mutex_lock(&u->lock);
 	if (ret) {
@@ -1165,9 +1240,12 @@ long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 	case TDISPATCH_IOC_QUERY:
 		return td_ioctl_query(&u->ctx, uarg);
 	case TDISPATCH_IOC_STATS:
-		return td_ioctl_stats(&u->ctx, uarg, atomic_long_read(&u->rejected),
-				      atomic_long_read(&f->rejected_calls),
-				      u->has_events ? td_events_lost(&u->events) : 0);
+		return td_ioctl_stats(&u->ctx, uarg, &(struct td_file_counts) {
+			.rejected = atomic_long_read(&u->rejected),
+			.rejected_calls = atomic_long_read(&f->rejected_calls),
+			.events_lost = u->has_events ? td_events_lost(&u->events) : 0,
+			.slot_writes = atomic64_read(&u->slot_writes),
+		});
 	case TDISPATCH_IOC_PERIODIC_ADD:
 		return td_ioctl_periodic_add(u, uarg);
 	case TDISPATCH_IOC_PERIODIC_DEL:

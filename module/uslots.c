@@ -22,7 +22,10 @@
 
 #include <uapi/linux/tdispatch.h>
 
-#include "internal.h"
+#include "uslots.h"
+
+/* Charged, and failing at the cgroup's limit rather than calling its OOM killer. */
+#define TD_USLOTS_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 static_assert(sizeof(struct tdispatch_slot) == 64);
 static_assert(sizeof(struct tdispatch_slots) == TDISPATCH_SLOTS_SIZE_VER0);
@@ -31,16 +34,20 @@ static_assert(sizeof(struct tdispatch_slots) == TDISPATCH_SLOTS_SIZE_VER0);
 #define TD_USLOT_TRIES		4
 
 /*
- * @nr slots (checked by the caller), charged to the caller's memory
- * cgroup; process context.  The map starts with the summary (a bit for
- * each word of the bitmap that has a mark, so that KICK does not read
- * every word), then the bitmap and the slots, each on a cache line of its
- * own.
+ * @nr slots (checked by the caller), in pages charged to the memory cgroup
+ * that is active (the opener's: chardev.c makes it so), which at that
+ * cgroup's limit fail instead of calling its OOM killer; process context.
+ * Pages of their own, mapped into one range with vmap(), because
+ * __vmalloc() does not honour __GFP_RETRY_MAYFAIL.  The map starts with
+ * the summary (a bit for each word of the bitmap that has a mark, so that
+ * KICK does not read every word), then the bitmap and the slots, each on
+ * a cache line of its own.
  */
 struct td_uslots *td_uslots_new(u32 nr)
 {
-	struct td_uslots *s = kzalloc(sizeof(*s), TD_GFP_USER);
+	struct td_uslots *s = kzalloc(sizeof(*s), TD_USLOTS_GFP);
 	u32 words = nr / 64;
+	unsigned int i;
 
 	if (!s)
 		return NULL;
@@ -48,25 +55,40 @@ struct td_uslots *td_uslots_new(u32 nr)
 	s->bitmap_off = ALIGN(DIV_ROUND_UP(words, 64) * sizeof(u64), SMP_CACHE_BYTES);
 	s->slots_off = s->bitmap_off + ALIGN(words * sizeof(u64), SMP_CACHE_BYTES);
 	s->map_len = PAGE_ALIGN(s->slots_off + (size_t)nr * sizeof(struct tdispatch_slot));
-	/* __vmalloc() takes no __GFP_RETRY_MAYFAIL. */
-	s->map = __vmalloc(s->map_len, GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_ZERO);
-	s->seen = kvcalloc(nr, sizeof(*s->seen), TD_GFP_USER);
-	if (!s->map || !s->seen) {
-		td_uslots_free(s);
-		return NULL;
+	s->seen = kvcalloc(nr, sizeof(*s->seen), TD_USLOTS_GFP);
+	s->pages = kvcalloc(s->map_len >> PAGE_SHIFT, sizeof(*s->pages), TD_USLOTS_GFP);
+	if (!s->seen || !s->pages)
+		goto fail;
+	for (i = 0; i < s->map_len >> PAGE_SHIFT; i++) {
+		s->pages[i] = alloc_page(TD_USLOTS_GFP | __GFP_ZERO);
+		if (!s->pages[i])
+			goto fail;
+		s->nr_pages++;
 	}
+	s->map = vmap(s->pages, s->nr_pages, VM_MAP, PAGE_KERNEL);
+	if (!s->map)
+		goto fail;
 	s->summary = s->map;
 	s->bitmap = s->map + s->bitmap_off;
 	s->slot = s->map + s->slots_off;
 	return s;
+fail:
+	td_uslots_free(s);
+	return NULL;
 }
 
 /* Mappings hold the file, so none is left when its dispatcher goes. */
 void td_uslots_free(struct td_uslots *s)
 {
+	unsigned int i;
+
 	if (!s)
 		return;
-	vfree(s->map);
+	if (s->map)
+		vunmap(s->map);
+	for (i = 0; i < s->nr_pages; i++)
+		__free_page(s->pages[i]);
+	kvfree(s->pages);
 	kvfree(s->seen);
 	kfree(s);
 }
@@ -82,9 +104,8 @@ static void td_vma_flags(struct vm_area_struct *vma, vm_flags_t set, vm_flags_t 
 }
 
 /*
- * A page of the map, faulted in (again after MADV_DONTNEED, too): the
- * vmalloc area's own, with a reference the mapping holds, as sound's
- * vmalloc'd buffers are mapped.
+ * A page of the map, faulted in (again after MADV_DONTNEED, too), with a
+ * reference the mapping holds.
  */
 static vm_fault_t td_uslots_fault(struct vm_fault *vmf)
 {
@@ -92,7 +113,7 @@ static vm_fault_t td_uslots_fault(struct vm_fault *vmf)
 
 	if (vmf->pgoff >= s->map_len >> PAGE_SHIFT)
 		return VM_FAULT_SIGBUS;
-	vmf->page = vmalloc_to_page(s->map + (vmf->pgoff << PAGE_SHIFT));
+	vmf->page = s->pages[vmf->pgoff];
 	get_page(vmf->page);
 	return 0;
 }
@@ -168,36 +189,63 @@ static u32 td_uslots_seen(struct td_uslots *s, u32 i, u32 seq)
 }
 
 /*
- * Read slot @i's payload into @buf (%TDISPATCH_SLOT_PAYLOAD_MAX bytes of
- * room) and return its length; *@writes is how many writes came since
- * the last read.  It is unqueued first, with a full barrier, so that a
- * write this read may miss sets ->queued again and is queued anew.  A
- * slot still being written after a few tries (its writer preempted half
- * way, say) is read as empty, nothing counted: the write under way has
- * yet to exchange ->queued, finds it 0 and queues a task of its own.
+ * Slot @i's payload, copied into @buf (%TDISPATCH_SLOT_PAYLOAD_MAX bytes of
+ * room) without reading the slot yet: its length, and in *@seq the
+ * sequence count it goes with, for td_uslots_commit() once the payload
+ * reached the user.  A slot still being written after a few tries (its
+ * writer preempted half way, say) gives length 0 and a count that the
+ * commit finds changed.
  */
-u32 td_uslots_read(struct td_uslots *s, u32 i, u8 *buf, u32 *writes)
+u32 td_uslots_peek(struct td_uslots *s, u32 i, u8 *buf, u32 *seq)
 {
 	struct tdispatch_slot *sl = &s->slot[i];
 	unsigned int tries;
-	u32 seq, len;
+	u32 len;
 
-	xchg(&sl->queued, 0);
 	for (tries = 0; tries < TD_USLOT_TRIES; tries++) {
 		/* Pairs with the writer's release of an even count. */
-		seq = smp_load_acquire(&sl->seq);
+		*seq = smp_load_acquire(&sl->seq);
 		len = min_t(u32, READ_ONCE(sl->len), TDISPATCH_SLOT_PAYLOAD_MAX);
 		memcpy(buf, sl->payload, len);
 		/* The payload is read before the count is looked at again. */
 		smp_rmb();
-		if (!(seq & 1) && READ_ONCE(sl->seq) == seq) {
-			*writes = td_uslots_seen(s, i, seq);
+		if (!(*seq & 1) && READ_ONCE(sl->seq) == *seq)
 			return len;
-		}
 		cpu_relax();
 	}
-	*writes = 0;
+	*seq |= 1;
 	return 0;
+}
+
+/*
+ * Slot @i read, as td_uslots_peek() saw it at @seq: unqueued, with a full
+ * barrier, so that a write after this queues a task of its own.  *@writes
+ * is how many writes the read stands for.  A write that came after the
+ * peek and before the unqueueing found the slot queued and queued nothing,
+ * yet the user has the payload from before it: then the slot is queued
+ * again, and if no writer did so first, true is returned and the caller
+ * owes the slot a task, as a writer that found it unqueued would.
+ */
+bool td_uslots_commit(struct td_uslots *s, u32 i, u32 seq, u32 *writes)
+{
+	struct tdispatch_slot *sl = &s->slot[i];
+
+	xchg(&sl->queued, 0);
+	*writes = td_uslots_seen(s, i, seq);
+	/* Pairs with the writer's release of an even count, as in a peek. */
+	if (smp_load_acquire(&sl->seq) == seq)
+		return false;
+	return !xchg(&sl->queued, 1);
+}
+
+/*
+ * Marks slot @i for the next KICK, as a writer does: its bit, then its
+ * word's bit in the summary.
+ */
+void td_uslots_mark_slot(struct td_uslots *s, u32 i)
+{
+	td_uslots_mark(&s->bitmap[i / 64], BIT_ULL(i % 64));
+	td_uslots_mark(&s->summary[i / 4096], BIT_ULL(i / 64 % 64));
 }
 
 /*

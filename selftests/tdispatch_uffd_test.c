@@ -30,6 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "tdispatch_helpers.h"
+#include "tdispatch_slots.h"
 
 #define RW		"testdrv-rw"
 /* What "a few seconds" is: everything here takes milliseconds. */
@@ -386,6 +387,61 @@ TEST_F_TIMEOUT(uffd, take_holds_up_no_other_taker_or_close, 60)
 	}
 	EXPECT_EQ(2, st.done);
 	EXPECT_EQ(1, st.redelivered);
+	close(fd);
+}
+
+/*
+ * A slot written while a TAKE copies its payload out (parked on the page
+ * the payload goes to): the write finds the slot still queued and owes no
+ * KICK, the TAKE hands out the payload from before it, and the kernel
+ * queues the newer write a task of its own when the TAKE succeeds.
+ */
+TEST_F_TIMEOUT(uffd, a_slot_written_while_take_copies_it_is_queued_again, 60)
+{
+	struct tdispatch_stats_user st;
+	struct tdispatch_ltask lt[1];
+	struct tdispatch_create c;
+	struct tdispatch_take tk;
+	struct td_taken b;
+	struct td_map m;
+	struct td_pl pl;
+	int fd = td_open(_metadata), i;
+
+	if (!variant->wp)
+		SKIP(close(fd); return, "TAKE only copies out");
+	td_cfg_base(&c, "uffd-slot", 1, 0);
+	td_create(_metadata, fd, &c);
+	td_map(_metadata, fd, &m, 64);
+	EXPECT_EQ(1, td_write_pl(&m, 0, 7, 1));
+	EXPECT_EQ(1, td_kick(fd));
+	tk = (struct tdispatch_take) {
+		.size = sizeof(tk), .tasks = uptr(lt), .buf = uptr(self->trap.page),
+		.max_tasks = 1, .buf_len = PAGE, .timeout_ns = WAIT_NS,
+	};
+	td_park(td_take_call, fd, &tk);
+	EXPECT_EQ(0, td_write_pl(&m, 0, 7, 2)) TH_LOG("the slot was read before the copy");
+	td_unpark(0);
+	ASSERT_EQ(1, tk.nr);
+	memcpy(&pl, self->trap.page + lt[0].payload_off, sizeof(pl));
+	EXPECT_EQ(1, pl.ver) TH_LOG("the payload as it was when copied");
+	EXPECT_EQ(0, td_complete(fd, tk.batch, TDISPATCH_RESULT_SUCCESS));
+	/* No KICK: the kernel owes the second write its task. */
+	ASSERT_EQ(0, td_take(fd, &b, 0, WAIT_NS)) TH_LOG("the second write is lost");
+	ASSERT_EQ(1, b.tk.nr);
+	EXPECT_EQ(7, b.t[0].id);
+	EXPECT_EQ(2, td_payload(&b, 0).ver);
+	EXPECT_EQ(0, td_complete(fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS));
+	for (i = 0; i < WAIT_MS; i++) {
+		td_stats(_metadata, fd, &st);
+		if (st.done == 2)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(2, st.done);
+	EXPECT_EQ(2, st.accepted);
+	EXPECT_EQ(2, st.slot_writes);
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+	munmap(m.map, m.a.map_len);
 	close(fd);
 }
 

@@ -381,19 +381,19 @@ static unsigned long long run_once(unsigned int vec, const struct workload *w,
 	close(r.fd);
 	pthread_barrier_destroy(&r.start);
 	/*
-	 * Every task accepted, and each ended done or merged into a newer one.
-	 * A slot's write can be read twice (by its task and by one it queued
-	 * as the kernel read it), each read counted: at least every write.
+	 * Every task accepted, and each ended done or merged into a newer one;
+	 * with slots, every write counted once, in slot_writes.
 	 */
 	acc = st.accepted;
-	if ((r.slots ? acc < n : acc != n) || st.done + st.overridden != acc)
+	if ((r.slots ? st.slot_writes != n : acc != n) || st.done + st.overridden != acc)
 		die("a task was lost, dropped or failed", EPROTO);
 	acc = n;
 	*sub = acc * SEC / (t1 - t0 ? t1 - t0 : 1);
 	*scpu = cpu / acc;
 	*wcpu = r.cpu_ns / acc;
 	*busy = cpu * 1000 / (r.producers * (t1 - t0 ? t1 - t0 : 1));
-	*merged = st.overridden * 1000 / acc;
+	/* What never became a task of its own that was processed. */
+	*merged = (acc - st.done) * 1000 / acc;
 	/* The last outcome may come before the last SUBMIT returns. */
 	if (r.last_ns < t1)
 		r.last_ns = t1;

@@ -42,6 +42,7 @@ static const struct counter counters[] = {
 	COUNTER(throttled_ns, false),
 	COUNTER(rate, true),
 	COUNTER(burst, true),
+	COUNTER(slot_writes, false),
 };
 
 static __u64 counter_value(const struct tdispatch_stats_user *s, const struct counter *c)

@@ -416,6 +416,11 @@ struct tdispatch_query {
  * @throttled_ns: time due batches waited for the rate limit
  * @rate: the rate limit now (tasks a second; 0: none)
  * @burst: the rate limit's burst now
+ * @slot_writes: writes to this file's shared slots, as the slots' @seq
+ *	counts tell (the writer's word, not checked): those each TAKE that
+ *	read a slot, or each slot task that ended unread, stood for.  Not in
+ *	@accepted or @overridden, which count the tasks %TDISPATCH_IOC_KICK
+ *	made, as they count every other task.
  *
  * At every snapshot: accepted = queued + delayed + pending + in_flight +
  * done + failed + overridden + expired + dropped + cancelled.
@@ -448,11 +453,13 @@ struct tdispatch_stats_user {
 	__u64 throttled_ns;
 	__u64 rate;
 	__u64 burst;
+	__u64 slot_writes;
 };
 
 #define TDISPATCH_STATS_SIZE_VER0	144
 #define TDISPATCH_STATS_SIZE_VER1	160	/* adds delayed, periodic_runs */
 #define TDISPATCH_STATS_SIZE_VER2	208	/* adds exhausted .. burst */
+#define TDISPATCH_STATS_SIZE_VER3	216	/* adds slot_writes */
 
 /*
  * Supervised periodic tasks of a dispatcher owned by this file: every
@@ -654,22 +661,23 @@ struct tdispatch_attach {
  * @queued: 1 while a task of the slot waits for %TDISPATCH_IOC_TAKE to read
  *	it.  A writer sets it with an atomic exchange after its write; if it
  *	was 0, the writer marks the slot (see struct tdispatch_slots) and
- *	owes a %TDISPATCH_IOC_KICK.  The kernel clears it as it reads the slot, so
- *	a write seen after the clear is either in what it read or queues a
- *	new task: none is lost.
+ *	owes a %TDISPATCH_IOC_KICK.  The kernel clears it when a TAKE that
+ *	copied the slot out succeeds, and then looks at @seq again: a write
+ *	after the copy that found @queued still 1 gets a task from the kernel
+ *	itself (or, if the dispatcher refuses it, a mark for the next KICK).
+ *	None is lost, and a TAKE that fails (ENOSPC, EFAULT) reads nothing.
  * @len: bytes of @payload, at most %TDISPATCH_SLOT_PAYLOAD_MAX (more is
  *	read as that many)
  * @pad: unused, left as the writer leaves it
  * @payload: the task's payload
  *
  * Writes to a slot while its task waits replace the payload where it is:
- * nothing is allocated, queued or woken.  The kernel counts them when it
- * reads the slot, by @seq: each write but the newest it reads counts as
- * accepted and overridden, as a %TDISPATCH_UTASK_MERGE merge does, and
- * the newest is the queued task's.  A write is accepted when the kernel
- * reads it (TAKE), or when a task of its slot ends unread (cancelled,
- * overridden, expired, dropped), not before: one marked and never kicked
- * was never accepted.  An id written through a slot is best
+ * nothing is allocated, queued or woken.  The kernel counts them by @seq
+ * when a TAKE reads the slot, or when a task of the slot ends unread
+ * (cancelled, overridden, expired, dropped), in the file's @slot_writes
+ * (struct tdispatch_stats_user): @seq is the writer's word, so they are
+ * not counted as accepted tasks; the task KICK made is.  An id written
+ * through a slot is best
  * submitted no other way: a newer task of its id from elsewhere replaces
  * the slot's task with the writes it stands for, even those that land
  * while the acceptor replaces it.
