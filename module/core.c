@@ -231,6 +231,36 @@ int tdispatch_release(struct tdispatch *d, u64 id)
 }
 EXPORT_SYMBOL_GPL(tdispatch_release);
 
+/*
+ * One chunk of tdispatch_release_key(), the lock dropped after it, so that
+ * the acceptor and the workers go on while a key that a million tasks
+ * watch is let in; no more than were delayed when it began (input
+ * drained), lest newcomers keep it busy.  @kr starts zeroed and adds up.
+ * Process context.  Return: whether tasks watching @key may be left.
+ */
+bool td_release_key_chunk(struct tdispatch *d, u64 key, struct td_key_release *kr)
+{
+	LIST_HEAD(reap);
+	ktime_t now;
+	int nr;
+
+	mutex_lock(&d->lock);
+	now = ktime_get();
+	td_drain_input(d, now, &reap);
+	if (!kr->total)
+		kr->limit = d->pending.nr_delayed;
+	nr = td_pending_release_key(&d->pending, key, TD_RELEASE_CHUNK, now, &reap);
+	if (nr > 0 && !kr->total)
+		d->pending.key_releases++;
+	td_delayed_sync(d);
+	mutex_unlock(&d->lock);
+	td_reap(d, &reap);
+	td_kick(d);
+	if (nr > 0)
+		kr->total += nr;
+	return nr == TD_RELEASE_CHUNK && kr->total < kr->limit;
+}
+
 /**
  * tdispatch_release_key() - let in every delayed task that watches a key
  * @d: the dispatcher
@@ -249,37 +279,12 @@ EXPORT_SYMBOL_GPL(tdispatch_release);
  */
 int tdispatch_release_key(struct tdispatch *d, u64 key)
 {
-	unsigned int limit = 0;
-	int nr, total = 0;
+	struct td_key_release kr = { };
 
 	might_sleep();
-	/*
-	 * In chunks, the lock dropped in between, so that the acceptor and
-	 * the workers go on while a key that a million tasks watch is let in;
-	 * no more than were delayed when it began (input drained), lest
-	 * newcomers keep it busy.
-	 */
-	do {
-		LIST_HEAD(reap);
-		ktime_t now;
-
-		mutex_lock(&d->lock);
-		now = ktime_get();
-		td_drain_input(d, now, &reap);
-		if (!total)
-			limit = d->pending.nr_delayed;
-		nr = td_pending_release_key(&d->pending, key, TD_RELEASE_CHUNK, now, &reap);
-		if (nr > 0 && !total)
-			d->pending.key_releases++;
-		td_delayed_sync(d);
-		mutex_unlock(&d->lock);
-		td_reap(d, &reap);
-		td_kick(d);
-		if (nr > 0)
-			total += nr;
+	while (td_release_key_chunk(d, key, &kr))
 		cond_resched();
-	} while (nr == TD_RELEASE_CHUNK && total < limit);
-	return total ?: -ENOENT;
+	return kr.total ?: -ENOENT;
 }
 EXPORT_SYMBOL_GPL(tdispatch_release_key);
 

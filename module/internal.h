@@ -385,6 +385,14 @@ static inline void td_kick(struct tdispatch *d)
 
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
 
+/* How far a tdispatch_release_key() has got: see td_release_key_chunk(). */
+struct td_key_release {
+	unsigned int limit;	/* tasks delayed when it began */
+	int total;		/* let in so far */
+};
+
+bool td_release_key_chunk(struct tdispatch *d, u64 key, struct td_key_release *kr);
+
 /* About how many tasks and items wait on @in: read without the lock, a hint. */
 static inline unsigned int td_input_backlog_cpu(struct td_input *in)
 {
@@ -610,6 +618,7 @@ void td_ctx_exit(const struct td_ctx *c, int idx);
 int td_ioctl_by_id(const struct td_ctx *c, void __user *uarg,
 		   int (*op)(struct tdispatch *d, u64 id));
 int td_ioctl_query(const struct td_ctx *c, void __user *uarg);
+int td_ioctl_release_key(const struct td_ctx *c, void __user *uarg);
 /* What a file counts of its own, beside its dispatcher's counters. */
 struct td_file_counts {
 	u64 rejected;		/* tasks refused before the engine saw them */
@@ -645,8 +654,10 @@ enum td_limit {
 	TD_NR_LIMITS,
 };
 
+/* A charge: the opener's namespace (a reference; NULL: none held) and uid. */
 struct td_charge {
-	struct td_uid *uid;		/* NULL: nothing charged */
+	struct user_namespace *ns;
+	kuid_t uid;
 	enum td_limit what;
 };
 

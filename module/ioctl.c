@@ -213,6 +213,38 @@ int td_ioctl_by_id(const struct td_ctx *c, void __user *uarg,
 	return ret;
 }
 
+/*
+ * RELEASE_KEY: tdispatch_release_key() a chunk at a time, each in a read
+ * section of its own, so that a withdrawal waits for one chunk, not for a
+ * key that millions of tasks watch.  It stops at a fatal signal, or when
+ * the dispatcher is withdrawn, with what it let in so far.
+ */
+int td_ioctl_release_key(const struct td_ctx *c, void __user *uarg)
+{
+	struct td_key_release kr = { };
+	struct tdispatch *d, *first;
+	int idx, ret;
+	bool more;
+	u64 key;
+
+	ret = td_copy_id(uarg, &key);
+	if (ret)
+		return ret;
+	first = td_ctx_enter(c, &idx);
+	more = first && td_release_key_chunk(first, key, &kr);
+	td_ctx_exit(c, idx);
+	if (!first)
+		return -ENODEV;
+	while (more && !fatal_signal_pending(current)) {
+		cond_resched();
+		/* The same one, or withdrawn: the pointer is only compared. */
+		d = td_ctx_enter(c, &idx);
+		more = d == first && td_release_key_chunk(d, key, &kr);
+		td_ctx_exit(c, idx);
+	}
+	return kr.total ?: -ENOENT;
+}
+
 int td_ioctl_query(const struct td_ctx *c, void __user *uarg)
 {
 	struct tdispatch_query q;

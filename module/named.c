@@ -440,8 +440,7 @@ long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 	case TDISPATCH_IOC_RELEASE:
 		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_release) : -EBADF;
 	case TDISPATCH_IOC_RELEASE_KEY:
-		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_release_key) :
-				       -EBADF;
+		return a->can_submit ? td_ioctl_release_key(&a->ctx, uarg) : -EBADF;
 	case TDISPATCH_IOC_QUERY:
 		return td_ioctl_query(&a->ctx, uarg);
 	case TDISPATCH_IOC_STATS:

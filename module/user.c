@@ -1234,7 +1234,7 @@ long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 	case TDISPATCH_IOC_RELEASE:
 		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_release);
 	case TDISPATCH_IOC_RELEASE_KEY:
-		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_release_key);
+		return td_ioctl_release_key(&u->ctx, uarg);
 	case TDISPATCH_IOC_SET_RATE:
 		return td_ioctl_set_rate(u, uarg);
 	case TDISPATCH_IOC_QUERY:

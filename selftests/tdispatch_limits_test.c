@@ -4,11 +4,14 @@
  * /dev/tdispatch, and that it is bounded and charged:
  *
  *   - max_user_dispatchers and max_user_observers per user (EMFILE),
- *     lifted by CAP_SYS_RESOURCE; max_dispatchers system-wide (ENFILE)
+ *     lifted by CAP_SYS_RESOURCE, a user being a uid in a user namespace;
+ *     max_userns_* for each namespace with those below it (EMFILE);
+ *     max_dispatchers system-wide (ENFILE)
  *     and max_observers per dispatcher (EBUSY) for everyone; each
  *     refusal counted in /sys/class/misc/tdispatch/refused_*;
  *   - a flood of creates, large payloads and delayed tasks from a memory
- *     cgroup with a small memory.max gets ENOMEM, never the OOM killer,
+ *     cgroup with a small memory.max, and the most shared slots there,
+ *     get ENOMEM, never the OOM killer,
  *     the memory is charged to that group, and it all comes back at close.
  *
  * The limits are module parameters; each test sets the ones it needs and
@@ -16,12 +19,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <linux/tdispatch.h>
 
@@ -35,8 +40,11 @@
 #define CG		CGROOT "/tdispatch-limits"
 
 static const char * const td_limits[] = {
-	"max_dispatchers", "max_user_dispatchers", "max_observers", "max_user_observers",
+	"max_dispatchers", "max_user_dispatchers", "max_userns_dispatchers",
+	"max_observers", "max_user_observers", "max_userns_observers",
 };
+
+#define NR_LIMITS	ARRAY_SIZE(td_limits)
 
 /* A number from a sysfs file: 0 and *@v, or -errno. */
 static int sysfs_read(const char *path, unsigned long long *v)
@@ -96,7 +104,7 @@ static int td_attach_events(int fd, const char *name)
 }
 
 FIXTURE(limits) {
-	unsigned long long saved[4];
+	unsigned long long saved[NR_LIMITS];
 };
 
 FIXTURE_SETUP(limits)
@@ -105,7 +113,7 @@ FIXTURE_SETUP(limits)
 
 	if (access(PARAMS "max_dispatchers", W_OK))
 		SKIP(return, "tdispatch.ko with limits is not loaded");
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < NR_LIMITS; i++) {
 		char path[128];
 
 		snprintf(path, sizeof(path), PARAMS "%s", td_limits[i]);
@@ -117,7 +125,7 @@ FIXTURE_TEARDOWN(limits)
 {
 	unsigned int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NR_LIMITS; i++)
 		td_set_limit(_metadata, td_limits[i], self->saved[i]);
 }
 
@@ -126,7 +134,7 @@ TEST_F(limits, are_module_parameters_an_admin_sets_at_runtime)
 {
 	unsigned int i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < NR_LIMITS; i++) {
 		char path[128];
 		struct stat st;
 
@@ -196,6 +204,133 @@ TEST_F_TIMEOUT(limits, nobody_cannot_create_more_than_max_user_dispatchers, 120)
 	EXPECT_EQ(refused + fl.tries - fl.limit + 1, td_sys(_metadata, MISC "refused_dispatchers"));
 	/* Every charge was given back when the files closed. */
 	EXPECT_EQ(held, td_sys(_metadata, MISC "dispatchers"));
+}
+
+/*
+ * Per user namespace: two namespaces that root made (as container runtimes
+ * do), with the same uid map, so that their users have the same kernel
+ * uids, and a namespace nested in the first.  With 2 dispatchers a user,
+ * 3 a namespace (with those below it) and room for 7 in all, each
+ * namespace runs its steps in a child of its own and keeps its files open.
+ */
+#define NS_MAP		"0 100000 65536"
+
+/* In a namespace of its own, mapped by the parent: 0, or the failed check. */
+static int ns_steps(int go, int done, bool nested)
+{
+	int fd[6], n = 0;
+	char c = 0;
+
+	child_step = 0;
+	CHILD_OK("unshare", unshare(CLONE_NEWUSER));
+	CHILD_CHECK(write(done, &c, 1) == 1, "tell the parent");
+	CHILD_CHECK(read(go, &c, 1) == 1, "wait for the map");
+	CHILD_OK("become root of the namespace", setresuid(0, 0, 0));
+	/* The first user: its own limit. */
+	CHILD_OK("become 1000", setresuid(1000, 1000, 0));
+	fd[n] = child_open();
+	CHILD_OK("1000's first", td_create_small(fd[n++], 0));
+	fd[n] = child_open();
+	CHILD_OK("1000's second", td_create_small(fd[n++], 0));
+	fd[n] = child_open();
+	CHILD_ERRNO(EMFILE, "1000's third", td_create_small(fd[n++], 0));
+	/* The second user: the namespace's limit. */
+	CHILD_OK("back to root", setresuid(0, 0, 0));
+	CHILD_OK("become 1001", setresuid(1001, 1001, 0));
+	fd[n] = child_open();
+	CHILD_OK("1001's first", td_create_small(fd[n++], 0));
+	fd[n] = child_open();
+	CHILD_ERRNO(EMFILE, "1001's second, the namespace full", td_create_small(fd[n++], 0));
+	CHILD_OK("back to root", setresuid(0, 0, 0));
+	if (nested) {
+		/* Below it, mapped to root: the enclosing namespace's limit holds. */
+		CHILD_OK("unshare again", unshare(CLONE_NEWUSER));
+		CHILD_OK("map", td_write_file("/proc/self/uid_map", "0 0 1"));
+		fd[n] = child_open();
+		CHILD_ERRNO(EMFILE, "the nested namespace's first", td_create_small(fd[n++], 0));
+	}
+	c = 0;
+	CHILD_CHECK(write(done, &c, 1) == 1, "tell the parent");
+	CHILD_CHECK(read(go, &c, 1) == 1, "wait to close");
+	while (n--)
+		close(fd[n]);
+	return 0;
+}
+
+struct ns_child {
+	pid_t pid;
+	int go[2], done[2];
+};
+
+/* A namespace's child started, mapped and through its steps. */
+static void ns_start(struct __test_metadata *_metadata, struct ns_child *ch, bool nested)
+{
+	char path[64], c;
+
+	ASSERT_EQ(0, pipe(ch->go));
+	ASSERT_EQ(0, pipe(ch->done));
+	ch->pid = fork();
+	ASSERT_LE(0, ch->pid);
+	if (!ch->pid) {
+		child_dev_dir = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		_exit(ns_steps(ch->go[0], ch->done[1], nested));
+	}
+	ASSERT_EQ(1, read(ch->done[0], &c, 1)) TH_LOG("the child never unshared");
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", ch->pid);
+	ASSERT_EQ(0, td_write_file(path, NS_MAP));
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", ch->pid);
+	ASSERT_EQ(0, td_write_file(path, NS_MAP));
+	ASSERT_EQ(1, write(ch->go[1], &c, 1));
+	ASSERT_EQ(1, read(ch->done[0], &c, 1)) TH_LOG("the child failed a step");
+}
+
+/* Let the child close its files, and reap it. */
+static void ns_stop(struct __test_metadata *_metadata, struct ns_child *ch)
+{
+	char c = 0;
+	int status;
+
+	if (ch->pid <= 0)
+		return;
+	if (write(ch->go[1], &c, 1) != 1)
+		kill(ch->pid, SIGKILL);
+	ASSERT_EQ(ch->pid, waitpid(ch->pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child killed by signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child check %d failed, see above",
+						 WEXITSTATUS(status));
+}
+
+TEST_F_TIMEOUT(limits, users_are_counted_by_user_namespace_and_uid, 120)
+{
+	unsigned long long held = td_sys(_metadata, MISC "dispatchers");
+	struct ns_child a = { .pid = -1 }, b = { .pid = -1 };
+	int fd[2], probe;
+
+	probe = fork();
+	ASSERT_LE(0, probe);
+	if (!probe)
+		_exit(unshare(CLONE_NEWUSER) ? 1 : 0);
+	ASSERT_EQ(probe, waitpid(probe, &fd[0], 0));
+	if (!WIFEXITED(fd[0]) || WEXITSTATUS(fd[0]))
+		SKIP(return, "no user namespaces");
+	td_set_limit(_metadata, "max_user_dispatchers", 2);
+	td_set_limit(_metadata, "max_userns_dispatchers", 3);
+	td_set_limit(_metadata, "max_dispatchers", held + 7);
+	/* The first namespace full, its nested one held to it... */
+	ns_start(_metadata, &a, true);
+	/* ...and the second, the same users by kernel uid, gets as much. */
+	ns_start(_metadata, &b, false);
+	EXPECT_EQ(held + 6, td_sys(_metadata, MISC "dispatchers"));
+	/* The system-wide limit holds over them all, root's own too. */
+	fd[0] = td_open(_metadata);
+	fd[1] = td_open(_metadata);
+	EXPECT_EQ(0, td_create_small(fd[0], 0));
+	EXPECT_EQ(-ENFILE, td_create_small(fd[1], 0));
+	close(fd[0]);
+	close(fd[1]);
+	ns_stop(_metadata, &a);
+	ns_stop(_metadata, &b);
+	EXPECT_EQ(held, td_sys(_metadata, MISC "dispatchers")) TH_LOG("a charge was kept");
 }
 
 /* CAP_SYS_RESOURCE lifts the per-user limit, as it lifts rlimits. */
@@ -394,15 +529,24 @@ static int flood_submit(int fd, unsigned int round, bool delayed, int *refusal)
 	return n;
 }
 
+/* SLOTS with the most slots: 0 or -errno. */
+static int child_slots(int fd)
+{
+	struct tdispatch_slots a = { .size = sizeof(a), .nr = TDISPATCH_SLOTS_MAX };
+
+	return ioctl(fd, TDISPATCH_IOC_SLOTS, &a) ? -errno : 0;
+}
+
 /*
  * In the group, as nobody: creates, then tasks with the largest payloads,
- * pending and delayed, until the group's limit refuses.  It stops itself
+ * pending and delayed, until the group's limit refuses, and the most shared
+ * slots there, which it refuses too (and allows once there is room).  It stops itself
  * where the parent measures: at the limit even reading a file would charge
  * the group (a seq_file buffer), so the child reads nothing there.
  */
 static int td_memcg_flood(void *arg)
 {
-	int fd[FLOOD_FILES], made = 0, refusal = 0, i, round;
+	int fd[FLOOD_FILES], made = 0, refusal = 0, i, round, ret;
 	struct tdispatch_stats_user st;
 	char pid[32];
 
@@ -440,10 +584,16 @@ static int td_memcg_flood(void *arg)
 		flood_submit(fd[round % made], round, round & 1, &refusal);
 	CHILD_CHECK(refusal == ENOMEM, "submits refused with %s, want ENOMEM",
 		    strerror(refusal));
+	/* The most shared slots, 4 MiB, at the limit: ENOMEM, not the OOM killer. */
+	ret = child_slots(fd[0]);
+	CHILD_CHECK(ret == -ENOMEM, "slots at the limit: %s, want ENOMEM", strerror(-ret));
 	raise(SIGSTOP);		/* the parent reads the peak */
-	for (i = 0, round = 0; i < made; i++) {
+	for (i = made - 1, round = 0; i >= 0; i--) {
 		child_stats(fd[i], &st);
 		round += st.accepted;
+		/* With the others' memory given back, the same slots fit. */
+		ret = i ? 0 : child_slots(fd[0]);
+		CHILD_CHECK(!ret, "slots with room: %s", strerror(-ret));
 		close(fd[i]);
 	}
 	CHILD_CHECK(round > 0, "no task was accepted");

@@ -1339,4 +1339,134 @@ TEST_F_TIMEOUT(named, withdraw_and_publish_under_submitting_threads, 120)
 	munmap(r, sizeof(*r));
 }
 
+#define RK_TASKS	(256 * 1024)
+#define RK_KEY		77
+#define RK_VEC		512
+
+/* RK_TASKS delayed tasks of testdrv-rw, an hour away, watching RK_KEY. */
+static void rk_watchers(struct __test_metadata *_metadata, int fd)
+{
+	static struct tdispatch_utask ut[RK_VEC];
+	static const char pl[] = "w";
+	unsigned int done = 0, i, tries = 0;
+	int n;
+
+	while (done < RK_TASKS) {
+		for (i = 0; i < RK_VEC; i++)
+			ut[i] = (struct tdispatch_utask) {
+				.id = done + i + 1, .payload = uptr(pl), .payload_len = 1,
+				.not_before_ns = 3600 * SEC, .flags = TDISPATCH_UTASK_WATCH,
+				.watch_key = RK_KEY,
+			};
+		n = td_submit_flags(fd, ut, RK_VEC, TDISPATCH_SUBMIT_RELATIVE);
+		ASSERT_LE(0, n) TH_LOG("submit: %s", strerror(-n));
+		/* The input full: the acceptor catches up. */
+		if (n < RK_VEC) {
+			ASSERT_GT(10000, ++tries) TH_LOG("the input never drained");
+			nap_ms(1);
+		}
+		done += n;
+	}
+}
+
+/* RELEASE_KEY of RK_KEY: how many it let in, or -errno. */
+static int rk_release(int fd)
+{
+	struct tdispatch_id a = { .size = sizeof(a), .id = RK_KEY };
+	int ret = ioctl(fd, TDISPATCH_IOC_RELEASE_KEY, &a);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* Wait until a release of @fd's dispatcher is under way: released grew past @from. */
+static __u64 rk_under_way(struct __test_metadata *_metadata, int fd, __u64 from)
+{
+	struct tdispatch_stats_user st;
+	__u64 end = now_ns() + WAIT_NS;
+
+	do
+		td_stats(_metadata, fd, &st);
+	while (st.released == from && now_ns() < end);
+	return st.released;
+}
+
+struct rk_thread {
+	pthread_t tid;
+	int fd;
+	int ret;
+};
+
+static void *rk_release_run(void *arg)
+{
+	struct rk_thread *t = arg;
+
+	t->ret = rk_release(t->fd);
+	return NULL;
+}
+
+/*
+ * RELEASE_KEY of a key that a quarter of a million tasks watch, on a
+ * published dispatcher: it lets them in a chunk at a time, each in a read
+ * section of its own, so a fatal signal stops it at once and a withdrawal
+ * waits for one chunk, not for the whole key; the rest stay delayed.
+ */
+TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
+{
+	struct tdispatch_stats_user st;
+	__u64 t0, took, before, first;
+	struct rk_thread t;
+	int status;
+	pid_t pid;
+
+	if (access(TD_PUBLISHED, W_OK))
+		SKIP(return, "no %s", TD_PUBLISHED);
+	td_attach_ok(_metadata, self->fd, RW, SUBMIT, 0);
+	td_stats(_metadata, self->fd, &st);
+	before = first = st.released;
+	rk_watchers(_metadata, self->fd);
+
+	/* SIGKILL to a process inside the call. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
+
+		_exit(fd < 0 || td_attach(fd, RW, SUBMIT, 0) || rk_release(fd) < 0 ? 1 : 0);
+	}
+	ASSERT_LT(before, rk_under_way(_metadata, self->fd, before));
+	t0 = now_ns();
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	took = now_ns() - t0;
+	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("the release ended before the kill");
+	EXPECT_GT(SEC / 2, took) TH_LOG("the killed release took %llu ms to end", took / MSEC);
+	td_stats(_metadata, self->fd, &st);
+	EXPECT_GT(before + RK_TASKS, st.released) TH_LOG("it went on after the kill");
+
+	/* A withdrawal while a thread is inside the call. */
+	before = st.released;
+	t = (struct rk_thread) { .fd = self->fd };
+	ASSERT_EQ(0, pthread_create(&t.tid, NULL, rk_release_run, &t));
+	ASSERT_LT(before, rk_under_way(_metadata, self->fd, before));
+	t0 = now_ns();
+	ASSERT_EQ(0, td_publish(0));
+	took = now_ns() - t0;
+	ASSERT_EQ(0, pthread_join(t.tid, NULL));
+	EXPECT_GT(SEC / 2, took) TH_LOG("the withdrawal took %llu ms", took / MSEC);
+	EXPECT_LT(0, t.ret) TH_LOG("release: %s", strerror(-t.ret));
+	EXPECT_GT(RK_TASKS - (before - first), t.ret) TH_LOG("the release ran to its end");
+
+	/* Published again: the rest are still delayed, and let in now. */
+	ASSERT_EQ(0, td_publish(1));
+	t.fd = td_open_attached(_metadata, RW, SUBMIT, 0);
+	td_stats(_metadata, t.fd, &st);
+	before = st.released;
+	EXPECT_LT(0, st.delayed);
+	EXPECT_EQ(st.delayed, rk_release(t.fd));
+	td_settle(_metadata, t.fd, &st);
+	EXPECT_EQ(0, st.delayed);
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+	close(t.fd);
+}
+
 TEST_HARNESS_MAIN

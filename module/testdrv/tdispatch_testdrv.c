@@ -112,6 +112,8 @@ static struct tdispatch *td_drv_create(const char *name)
 		.max_delay_ns = NSEC_PER_MSEC,
 		.workers = 2,
 		.max_input = 4096,
+		/* For a key that a quarter of a million tasks watch. */
+		.max_delayed = 1 << 20,
 	};
 
 	return tdispatch_create(&cfg, &td_drv_ops, NULL);

@@ -715,7 +715,9 @@ struct tdispatch_slot {
  * sharing the file to map), another @nr EEXIST; ENXIO without a dispatcher
  * of its own,
  * EINVAL for a bad @nr, flag or padding, ENOMEM at the memory cgroup's
- * limit (the slots are charged to it), EOPNOTSUPP on a 32-bit kernel.
+ * limit, EOPNOTSUPP on a 32-bit kernel.  The slots, like everything the
+ * file holds, are charged to the memory cgroup of the process that opened
+ * the file (as it was at open()), whichever process calls SLOTS.
  * %TDISPATCH_IOC_KICK queues a task for each marked slot, in the order of
  * the bitmap, and returns how many; if the dispatcher refuses one (its
  * input full, for one), that slot and those after it stay marked, and the
