@@ -5,8 +5,9 @@
 #   kernel-doc -Wall on the headers and the module,
 #   sparse (C=2) on the module against the 6.12 headers,
 #   the UAPI header compiling on its own in userspace,
-#   no call or include circles among the module's files (layout.sh), and
-#   layout.sh still catching a circle of each kind planted for it.
+#   no call or include circles among the module's files (layout.sh),
+#   layout.sh still catching a circle of each kind planted for it, and
+#   README's library example building and ending without a signal.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -62,6 +63,26 @@ for std in c89 c11; do
 		fail=1
 	fi
 done
+
+# README's library example, as a newcomer copies it: it builds, and run
+# here (with the module loaded or, as on a build machine, without) it ends
+# with its status, never a signal.
+ex=$TD_BUILD/readme-example
+mkdir -p "$ex"
+sed -n '/^## Using the library/,/^## Layout/p' README.md | sed -n '/^```c$/,/^```$/p' |
+	sed '1d;$d' >"$ex/app.c"
+if ! make -s -C tools/lib/tdispatch OUTPUT="$ex" >/dev/null ||
+		! cc -Wall -Werror -Iuapi -Itools/lib/tdispatch -o "$ex/app" "$ex/app.c" "$ex/libtdispatch.a"; then
+	td_log "lint: README's library example does not build"
+	fail=1
+else
+	rc=0
+	"$ex/app" 2>"$ex/stderr" || rc=$?
+	if [ "$rc" -ge 128 ]; then
+		td_log "lint: README's library example died of signal $((rc - 128)): $(cat "$ex/stderr")"
+		fail=1
+	fi
+fi
 
 td_kernel 6.12
 tmp=$TD_BUILD/sparse

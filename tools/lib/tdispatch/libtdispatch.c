@@ -441,10 +441,14 @@ int tdl_take(struct tdl_worker *w, uint64_t timeout_ns, uint32_t flags)
 		.max_tasks = w->max_tasks,
 		.buf_len = w->buf_len,
 	};
-	int ret = tdl_ioctl(w->t, TDISPATCH_IOC_TAKE, &tk);
+	int ret;
 
 	b->nr = 0;
 	b->nr_results = 0;
+	/* A worker whose tdl_worker_init() failed has nothing to take into. */
+	if (!w->t || !w->max_tasks)
+		return -EBADF;
+	ret = tdl_ioctl(w->t, TDISPATCH_IOC_TAKE, &tk);
 	if (ret < 0)
 		return ret;
 	b->lease = tk.batch;
@@ -490,6 +494,8 @@ int tdl_complete(struct tdl_worker *w, uint32_t result)
 	unsigned long req = TDISPATCH_IOC_COMPLETE;
 	int ret;
 
+	if (!w->t)
+		return -EBADF;
 	if (!(w->t->features & TDISPATCH_FEAT_LIFECYCLE)) {
 		if (b->nr_results)
 			return -EOPNOTSUPP;

@@ -376,7 +376,8 @@ void tdl_worker_free(struct tdl_worker *w);
  * @timeout_ns: most time to wait; 0 for no limit
  * @flags: %TDISPATCH_TAKE_NONBLOCK to fail at once when none is ready
  *
- * Return: 0 with @w->batch filled, or -errno (-ETIMEDOUT, -EAGAIN, -EINTR).
+ * Return: 0 with @w->batch filled, or -errno (-ETIMEDOUT, -EAGAIN, -EINTR;
+ * -EBADF for a worker whose tdl_worker_init() failed).
  */
 int tdl_take(struct tdl_worker *w, uint64_t timeout_ns, uint32_t flags);
 

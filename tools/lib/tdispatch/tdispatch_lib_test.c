@@ -321,4 +321,37 @@ TEST_F(lib, slots_write_kick_and_work)
 	tdl_slots_unmap(&sl);
 }
 
+static uint32_t never_called(struct tdl_batch *b, void *arg)
+{
+	*(int *)arg = 1;
+	return TDISPATCH_RESULT_SUCCESS;
+}
+
+/*
+ * A handle whose setup failed (tdl_open() without the module, tdl_create()
+ * refused) gives an errno at every later call, as README's example makes
+ * them, and never crashes.
+ */
+TEST(a_handle_whose_setup_failed_gives_errnos)
+{
+	struct tdl_config c;
+	struct tdl_worker w;
+	struct tdl t;
+	int called = 0;
+
+	/* What tdl_open() leaves when it fails. */
+	memset(&t, 0, sizeof(t));
+	t.fd = -1;
+	tdl_config_init(&c, "failed");
+	EXPECT_EQ(-EBADF, tdl_create(&t, &c));
+	EXPECT_EQ(-EBADF, tdl_submit_one(&t, 42, "hello", 5));
+	EXPECT_EQ(-EINVAL, tdl_worker_init(&w, &t));
+	EXPECT_EQ(-EBADF, tdl_worker_run(&w, never_called, &called, 1, 0));
+	EXPECT_EQ(-EBADF, tdl_take(&w, 0, 0));
+	EXPECT_EQ(-EBADF, tdl_complete(&w, TDISPATCH_RESULT_SUCCESS));
+	EXPECT_EQ(0, called);
+	tdl_worker_free(&w);
+	tdl_close(&t);
+}
+
 TEST_HARNESS_MAIN
