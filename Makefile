@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # tdispatch: build the module, tools and selftests; run the VM tests.
 #
-#   make                 module (against KDIR), tools/ and selftests/
+#   make                 module (against KDIR), tdctl and libtdispatch: kernel
+#                        headers and a compiler are all it needs
+#   make selftests       the kselftests (kselftest_harness.h from linux-source)
 #   make KDIR=/path      build the module against another kernel tree
 #   make check           install deps, lint, run every test in QEMU
 #   make check KERNELS=debug   the same on one kernel (6.1, 6.12, rt, debug)
@@ -29,7 +31,7 @@ VM_KERNEL ?= 6.12
 BENCH_KERNEL ?= 6.12
 KERNEL ?= 6.12
 
-all: module tools lib selftests
+all: module tools lib
 
 module:
 	@test -n "$(KDIR)" || { echo "no kernel headers found; run scripts/deps.sh or set KDIR" >&2; exit 1; }
@@ -63,7 +65,7 @@ dkms-deb:
 	scripts/dkms-deb.sh
 
 lint:
-	scripts/deps.sh
+	scripts/deps.sh lint
 	scripts/lint.sh
 
 bench:

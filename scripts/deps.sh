@@ -2,15 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install what building and testing tdispatch needs, from Debian's
 # archive; idempotent, prints what it installs.  Needs root (or sudo).
+#   deps.sh        everything make check, bench and fuzz use
+#   deps.sh lint   only what make lint uses: a compiler, sparse, the 6.12
+#                  headers and linux-source (checkpatch.pl, kernel-doc)
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-pkgs="make gcc libc6-dev python3 qemu-system-x86 busybox-static cpio gzip xz-utils
-	kmod bc flex bison libelf-dev libssl-dev sparse
-	linux-image-cloud-amd64 linux-headers-cloud-amd64
-	linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64
-	linux-headers-6.12-rt-amd64
-	linux-source-6.12 stress-ng dkms openssl"
+if [ "${1:-}" = lint ]; then
+	pkgs="make gcc libc6-dev perl python3 sparse xz-utils
+		linux-headers-6.12-cloud-amd64 linux-source-6.12"
+else
+	pkgs="make gcc libc6-dev python3 qemu-system-x86 busybox-static cpio gzip xz-utils
+		kmod bc flex bison libelf-dev libssl-dev sparse
+		linux-image-cloud-amd64 linux-headers-cloud-amd64
+		linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64
+		linux-headers-6.12-rt-amd64
+		linux-source-6.12 stress-ng dkms openssl"
+fi
 
 missing=
 for p in $pkgs; do
@@ -30,6 +38,8 @@ if [ -n "$missing" ]; then
 	$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
 	td_log "installed:$missing"
 fi
+
+[ "${1:-}" != lint ] || exit 0
 
 # The PREEMPT_RT image, for the rt lane, is unpacked into the cache, not
 # installed: installed, it would become this machine's default boot entry.
