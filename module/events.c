@@ -33,14 +33,14 @@ void td_events_free(struct td_events *ev)
 	ev->ring = NULL;
 }
 
-/* Readers of @d that @uid holds; they are few, see td_events_attach(). */
-static unsigned int td_events_held(struct tdispatch *d, kuid_t uid)
+/* Readers of @d that @who holds; they are few, see td_events_attach(). */
+static unsigned int td_events_held(struct tdispatch *d, const struct td_who *who)
 {
 	struct td_events *ev;
 	unsigned int n = 0;
 
 	list_for_each_entry(ev, &d->observers, node)
-		n += uid_eq(ev->uid, uid);
+		n += ev->who.ns == who->ns && uid_eq(ev->who.uid, who->uid);
 	return n;
 }
 
@@ -57,7 +57,7 @@ int td_events_attach(struct tdispatch *d, struct td_events *ev)
 
 	spin_lock(&d->observers_lock);
 	if (d->nr_observers >= cap ||
-	    (!ev->exempt && td_events_held(d, ev->uid) >= max(cap / 4, 1U))) {
+	    (!ev->exempt && td_events_held(d, &ev->who) >= max(cap / 4, 1U))) {
 		ret = -EBUSY;
 	} else {
 		list_add_tail(&ev->node, &d->observers);

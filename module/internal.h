@@ -21,6 +21,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "limits.h"
 #include "wheel.h"
 
 /* From the top-level VERSION file, through Kbuild: the one place it is set. */
@@ -269,8 +270,7 @@ void td_bucket_take(struct td_bucket *b, unsigned int n);
  * One CPU's submissions, waiting for the acceptor.  Submitters on this CPU
  * (preemption off) are the only writers of ->added, ->rejected, ->wakeups
  * and ->merged, with this_cpu_inc(), so that an interrupt's submission
- * cannot tear them (and the readers of shared slots, of ->merged, with
- * this_cpu_add()); the acceptor is the only writer of ->drained, under
+ * cannot tear them; the acceptor is the only writer of ->drained, under
  * ->lock.
  */
 struct td_input {
@@ -554,7 +554,7 @@ struct td_events {
 	spinlock_t lock;		/* the ring */
 	struct mutex read_lock;		/* one reader at a time */
 	wait_queue_head_t *wait;	/* the reader's file's */
-	kuid_t uid;			/* whose, for the per-user share */
+	struct td_who who;		/* whose, for the per-user share */
 	bool exempt;			/* CAP_SYS_RESOURCE: no per-user share */
 	struct tdispatch_event *ring;
 	u32 cap, head, count;
@@ -646,28 +646,6 @@ long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 ssize_t td_named_read(struct td_attach *a, struct file *file, char __user *buf, size_t len);
 __poll_t td_named_poll(struct td_attach *a);
 void td_named_release(struct td_attach *a);
-
-/* Limits on what /dev/tdispatch files hold (limits.c). */
-enum td_limit {
-	TD_LIMIT_DISPATCHER,
-	TD_LIMIT_OBSERVER,
-	TD_NR_LIMITS,
-};
-
-/* A charge: the opener's namespace (a reference; NULL: none held) and uid. */
-struct td_charge {
-	struct user_namespace *ns;
-	kuid_t uid;
-	enum td_limit what;
-};
-
-int td_limit_charge(struct td_charge *c, const struct file *file, enum td_limit what);
-kuid_t td_limit_uid(const struct file *file);
-bool td_limit_exempt(const struct file *file);
-void td_limit_uncharge(struct td_charge *c);
-unsigned int td_limit_observers(void);
-void td_limit_refused_observer(void);
-extern const struct attribute_group *td_limit_groups[];
 
 int td_chardev_init(void);
 void td_chardev_exit(void);

@@ -6,26 +6,24 @@
  * A dispatcher made through the device costs an acceptor kthread, an
  * unbound workqueue and up to 64 parked kworkers; an event reader costs a
  * ring of up to 3 MiB and a place on a dispatcher's observer list, which
- * the acceptor and workers walk for every outcome.  So both are counted,
- * as the kernel's ucounts count inotify instances, by user namespace and
- * uid, at every level up to the initial namespace:
+ * the acceptor and workers walk for every outcome.  So both are counted
+ * against the user who opened the file, as a user is known to the user
+ * namespace that counts it (td_limit_who()), and against the system:
  *
- * - the opener: its uid in its own user namespace (max_user_*), so that
- *   the users of two containers never share a count;
- * - every user namespace the opener is in, with all the namespaces below
- *   it (max_userns_*), so that no container, however many users it maps,
- *   takes more than that;
- * - the owner of each of those namespaces, in the namespace above it, for
- *   all the namespaces it owns there (max_userns_*), so that a user
- *   cannot multiply its share by making namespaces.  The initial
- *   namespace's root, which container runtimes run as, is not held to
- *   that: each of its containers is bounded by the level above.
+ * - a user of the initial namespace is its uid (the real one, as
+ *   RLIMIT_NPROC and inotify count), limited by max_user_*;
+ * - a user inside a namespace that some user made counts as that user, so
+ *   that subordinate ids and namespaces do not multiply anyone's share;
+ * - a namespace that the initial root made (a container, as runtimes make
+ *   them) counts its users apart, each a uid in it limited by max_user_*,
+ *   and all of them, with every namespace below, by max_userns_*: the
+ *   users of two containers never share a count, and no container takes
+ *   more than its own.
  *
- * Dispatchers are also counted system-wide (max_dispatchers), for
- * everyone.  CAP_SYS_RESOURCE in the initial namespace lifts the opener's
- * own per-user limit, as it lifts rlimits; the levels above it and the
- * system-wide limit hold all the same.  Memory is charged to the opener's
- * memory cgroup besides (chardev.c).
+ * Dispatchers are also counted system-wide (max_dispatchers).
+ * CAP_SYS_RESOURCE in the initial namespace lifts the per-user limits, as
+ * it lifts rlimits; a container's and the system's hold for everyone.
+ * Memory is charged to the opener's memory cgroup besides (chardev.c).
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -33,11 +31,11 @@
 #include <linux/hashtable.h>
 #include <linux/miscdevice.h>
 #include <linux/moduleparam.h>
-#include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/user_namespace.h>
 
-#include "internal.h"
+#include "limits.h"
 
 static unsigned int max_dispatchers = 256;
 module_param(max_dispatchers, uint, 0644);
@@ -47,12 +45,12 @@ MODULE_PARM_DESC(max_dispatchers,
 static unsigned int max_user_dispatchers = 64;
 module_param(max_user_dispatchers, uint, 0644);
 MODULE_PARM_DESC(max_user_dispatchers,
-		 "Most dispatchers the files one user (a uid in a user namespace) opened may own (EMFILE beyond; default 64)");
+		 "Most dispatchers the files one user opened may own (EMFILE beyond; default 64)");
 
-static unsigned int max_userns_dispatchers = 128;
+static unsigned int max_userns_dispatchers = 64;
 module_param(max_userns_dispatchers, uint, 0644);
 MODULE_PARM_DESC(max_userns_dispatchers,
-		 "Most dispatchers the users of one user namespace and those below it, or of the namespaces one user owns, may own (EMFILE beyond; default 128)");
+		 "Most dispatchers the users of one user namespace that root made may own together (EMFILE beyond; default 64)");
 
 static unsigned int max_observers = 64;
 module_param(max_observers, uint, 0644);
@@ -64,30 +62,49 @@ module_param(max_user_observers, uint, 0644);
 MODULE_PARM_DESC(max_user_observers,
 		 "Most event readers the files one user opened may hold (EMFILE beyond; default 128)");
 
-static unsigned int max_userns_observers = 256;
+static unsigned int max_userns_observers = 128;
 module_param(max_userns_observers, uint, 0644);
 MODULE_PARM_DESC(max_userns_observers,
-		 "Most event readers the users of one user namespace and those below it, or of the namespaces one user owns, may hold (EMFILE beyond; default 256)");
+		 "Most event readers the users of one user namespace that root made may hold together (EMFILE beyond; default 128)");
 
-enum td_level {
-	TD_LEVEL_USER,		/* a uid's own, in its namespace */
-	TD_LEVEL_NS,		/* a namespace's, with those below it */
-	TD_LEVEL_OWNER,		/* a uid's namespaces', in the namespace above them */
-};
-
-/* One level's count, while a charge is made or held there. */
+/* A user's count, or (->uid invalid) a namespace's, while it counts anything. */
 struct td_count {
 	struct hlist_node node;
 	struct user_namespace *ns;	/* a reference */
-	kuid_t uid;			/* INVALID_UID at TD_LEVEL_NS */
-	enum td_level level;
+	kuid_t uid;
 	unsigned int held[TD_NR_LIMITS];
 };
 
 static DEFINE_HASHTABLE(td_counts, 6);
-static DEFINE_MUTEX(td_counts_lock);
+static DEFINE_SPINLOCK(td_counts_lock);
 static unsigned int td_dispatchers;		/* held system-wide */
 static atomic_long_t td_refused[TD_NR_LIMITS];
+
+/**
+ * td_limit_who() - whom a file's opener counts as
+ * @file: the /dev/tdispatch file
+ *
+ * Return: the user namespace that counts the opener and its uid there:
+ * the initial namespace, or the outermost one below it that its root
+ * made, and the opener's uid, or the user who made the namespace it is
+ * in below that.
+ */
+struct td_who td_limit_who(const struct file *file)
+{
+	struct td_who w = { file->f_cred->user_ns, file->f_cred->uid };
+
+	while (w.ns != &init_user_ns &&
+	       (w.ns->parent != &init_user_ns || !uid_eq(w.ns->owner, GLOBAL_ROOT_UID))) {
+		w.uid = w.ns->owner;
+		w.ns = w.ns->parent;
+	}
+	return w;
+}
+
+bool td_limit_exempt(const struct file *file)
+{
+	return file_ns_capable(file, &init_user_ns, CAP_SYS_RESOURCE);
+}
 
 static unsigned int td_user_limit(enum td_limit what)
 {
@@ -103,36 +120,40 @@ static unsigned int td_userns_limit(enum td_limit what)
 	return READ_ONCE(max_userns_observers);
 }
 
-static u32 td_count_hash(const struct user_namespace *ns, kuid_t uid, enum td_level level)
+static u32 td_count_hash(const struct user_namespace *ns, kuid_t uid)
 {
-	return hash_ptr(ns, 32) ^ __kuid_val(uid) ^ level;
+	return hash_ptr(ns, 32) ^ __kuid_val(uid);
 }
 
-/* The count of a level, made (empty) if there is none; NULL without memory. */
-static struct td_count *td_count_get(struct user_namespace *ns, kuid_t uid, enum td_level level)
+static struct td_count *td_count_find(const struct user_namespace *ns, kuid_t uid)
 {
-	u32 key = td_count_hash(ns, uid, level);
 	struct td_count *c;
 
-	lockdep_assert_held(&td_counts_lock);
-	hash_for_each_possible(td_counts, c, node, key)
-		if (c->ns == ns && uid_eq(c->uid, uid) && c->level == level)
+	hash_for_each_possible(td_counts, c, node, td_count_hash(ns, uid))
+		if (c->ns == ns && uid_eq(c->uid, uid))
 			return c;
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
-	if (!c)
-		return NULL;
+	return NULL;
+}
+
+/* A new count of @ns's @uid, made of *@spare (zeroed), which it takes. */
+static struct td_count *td_count_add(struct td_count **spare, struct user_namespace *ns,
+				     kuid_t uid)
+{
+	struct td_count *c = *spare;
+
+	*spare = NULL;
 	c->ns = get_user_ns(ns);
 	c->uid = uid;
-	c->level = level;
-	hash_add(td_counts, &c->node, key);
+	hash_add(td_counts, &c->node, td_count_hash(ns, uid));
 	return c;
 }
 
-/* A count that holds nothing goes. */
-static void td_count_trim(struct td_count *c)
+/* One less of @what; a count that holds nothing goes, its namespace put. */
+static void td_count_put(struct td_count *c, enum td_limit what)
 {
 	int k;
 
+	c->held[what]--;
 	for (k = 0; k < TD_NR_LIMITS; k++)
 		if (c->held[k])
 			return;
@@ -141,95 +162,58 @@ static void td_count_trim(struct td_count *c)
 	kfree(c);
 }
 
-enum td_op { TD_CHECK, TD_ADD, TD_TRIM, TD_SUB };
-
-/* One level of a charge, for td_levels(): 0, or why it cannot be charged. */
-static int td_level_op(struct user_namespace *ns, kuid_t uid, enum td_level level,
-		       unsigned int limit, enum td_limit what, enum td_op op)
-{
-	struct td_count *c = td_count_get(ns, uid, level);
-
-	if (!c)
-		return -ENOMEM;
-	switch (op) {
-	case TD_CHECK:
-		return c->held[what] < limit ? 0 : -EMFILE;
-	case TD_ADD:
-		c->held[what]++;
-		return 0;
-	case TD_SUB:
-		c->held[what]--;
-		fallthrough;
-	case TD_TRIM:
-		td_count_trim(c);
-	}
-	return 0;
-}
-
-/*
- * @op at every level a charge of @uid in @ns counts at, up to the first
- * that refuses: the user's own, then for each namespace up to the initial
- * one the namespace's and its owner's in the namespace above.
- */
-static int td_levels(struct user_namespace *ns, kuid_t uid, bool exempt, enum td_limit what,
-		     enum td_op op)
-{
-	int ret = td_level_op(ns, uid, TD_LEVEL_USER, exempt ? UINT_MAX : td_user_limit(what),
-			      what, op);
-
-	for (; !ret && ns != &init_user_ns; ns = ns->parent) {
-		ret = td_level_op(ns, INVALID_UID, TD_LEVEL_NS, td_userns_limit(what), what, op);
-		if (!ret && (ns->parent != &init_user_ns || !uid_eq(ns->owner, GLOBAL_ROOT_UID)))
-			ret = td_level_op(ns->parent, ns->owner, TD_LEVEL_OWNER,
-					  td_userns_limit(what), what, op);
-	}
-	return ret;
-}
-
-/* Whom @file's opener counts as for a dispatcher's share of readers. */
-kuid_t td_limit_uid(const struct file *file)
-{
-	return file->f_cred->uid;
-}
-
-bool td_limit_exempt(const struct file *file)
-{
-	return file_ns_capable(file, &init_user_ns, CAP_SYS_RESOURCE);
-}
-
 /**
  * td_limit_charge() - count one more dispatcher or event reader for a user
  * @c: filled in; give it back with td_limit_uncharge()
  * @file: the /dev/tdispatch file; its opener's credentials count
  * @what: %TD_LIMIT_DISPATCHER or %TD_LIMIT_OBSERVER
  *
- * Process context; may sleep.
+ * Process context.
  *
- * Return: 0; -EMFILE at a limit of the user, of a namespace it is in or of
- * the owner of one; -ENFILE at the system's limit of dispatchers; -ENOMEM.
- * Every refusal but ENOMEM is counted.
+ * Return: 0; -EMFILE at the user's limit or its namespace's; -ENFILE at
+ * the system's limit of dispatchers; -ENOMEM.  Every refusal but ENOMEM
+ * is counted.
  */
 int td_limit_charge(struct td_charge *c, const struct file *file, enum td_limit what)
 {
-	struct user_namespace *ns = file->f_cred->user_ns;
-	kuid_t uid = file->f_cred->uid;
+	struct td_count *spare[2], *user = NULL, *ns = NULL;
+	struct td_who w = td_limit_who(file);
 	bool exempt = td_limit_exempt(file);
 	int ret = 0;
 
-	mutex_lock(&td_counts_lock);
-	if (what == TD_LIMIT_DISPATCHER && td_dispatchers >= READ_ONCE(max_dispatchers))
+	/* Allocated before the lock; a first charge keeps them. */
+	spare[0] = kzalloc(sizeof(*spare[0]), GFP_KERNEL);
+	spare[1] = kzalloc(sizeof(*spare[1]), GFP_KERNEL);
+	spin_lock(&td_counts_lock);
+	if (what == TD_LIMIT_DISPATCHER && td_dispatchers >= READ_ONCE(max_dispatchers)) {
 		ret = -ENFILE;
-	else
-		ret = td_levels(ns, uid, exempt, what, TD_CHECK);
-	if (!ret) {
-		td_levels(ns, uid, exempt, what, TD_ADD);
-		td_dispatchers += what == TD_LIMIT_DISPATCHER;
-		*c = (struct td_charge) { .ns = get_user_ns(ns), .uid = uid, .what = what };
-	} else if (ret != -ENFILE) {
-		/* The empty counts the check made go again. */
-		td_levels(ns, uid, exempt, what, TD_TRIM);
+		goto out;
 	}
-	mutex_unlock(&td_counts_lock);
+	user = td_count_find(w.ns, w.uid);
+	if (!exempt && user && user->held[what] >= td_user_limit(what))
+		ret = -EMFILE;
+	if (w.ns != &init_user_ns) {
+		ns = td_count_find(w.ns, INVALID_UID);
+		if (ns && ns->held[what] >= td_userns_limit(what))
+			ret = -EMFILE;
+	}
+	if (!ret && ((!user && !spare[0]) || (w.ns != &init_user_ns && !ns && !spare[1])))
+		ret = -ENOMEM;
+	if (ret)
+		goto out;
+	if (!user)
+		user = td_count_add(&spare[0], w.ns, w.uid);
+	if (w.ns != &init_user_ns && !ns)
+		ns = td_count_add(&spare[1], w.ns, INVALID_UID);
+	user->held[what]++;
+	if (ns)
+		ns->held[what]++;
+	td_dispatchers += what == TD_LIMIT_DISPATCHER;
+	*c = (struct td_charge) { .user = user, .ns = ns, .what = what };
+out:
+	spin_unlock(&td_counts_lock);
+	kfree(spare[0]);
+	kfree(spare[1]);
 	if (ret && ret != -ENOMEM)
 		atomic_long_inc(&td_refused[what]);
 	return ret;
@@ -238,19 +222,18 @@ int td_limit_charge(struct td_charge *c, const struct file *file, enum td_limit 
 /**
  * td_limit_uncharge() - give back what td_limit_charge() counted
  * @c: the charge; nothing happens if it holds none
- *
- * Process context; may sleep.
  */
 void td_limit_uncharge(struct td_charge *c)
 {
-	if (!c->ns)
+	if (!c->user)
 		return;
-	mutex_lock(&td_counts_lock);
-	/* Every level exists while the charge is held: no allocation, no refusal. */
-	td_levels(c->ns, c->uid, false, c->what, TD_SUB);
+	spin_lock(&td_counts_lock);
+	td_count_put(c->user, c->what);
+	if (c->ns)
+		td_count_put(c->ns, c->what);
 	td_dispatchers -= c->what == TD_LIMIT_DISPATCHER;
-	mutex_unlock(&td_counts_lock);
-	put_user_ns(c->ns);
+	spin_unlock(&td_counts_lock);
+	c->user = NULL;
 	c->ns = NULL;
 }
 
@@ -270,9 +253,9 @@ static ssize_t dispatchers_show(struct device *dev, struct device_attribute *att
 {
 	unsigned int n;
 
-	mutex_lock(&td_counts_lock);
+	spin_lock(&td_counts_lock);
 	n = td_dispatchers;
-	mutex_unlock(&td_counts_lock);
+	spin_unlock(&td_counts_lock);
 	return sysfs_emit(buf, "%u\n", n);
 }
 static DEVICE_ATTR_RO(dispatchers);

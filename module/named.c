@@ -300,7 +300,7 @@ int td_named_attach(struct td_file *f, const struct file *file, void __user *uar
 		ret = td_limit_charge(&a->charge, file, TD_LIMIT_OBSERVER);
 		if (!ret && td_events_init(&a->events, at.event_queue, &f->wait))
 			ret = -ENOMEM;
-		a->events.uid = td_limit_uid(file);
+		a->events.who = td_limit_who(file);
 		a->events.exempt = td_limit_exempt(file);
 		if (ret) {
 			td_attach_free(a);

@@ -150,6 +150,9 @@ struct td_user {
 	atomic_t nr_spare;		/* >= the nodes on ->spare */
 	struct td_merge merge;
 	struct td_uslots *slots;	/* set once by SLOTS */
+	/* KICKs the kernel owes: see td_slot_read(). */
+	struct delayed_work kick_retry;
+	unsigned long kick_backoff;	/* jiffies; under the work's own serialisation */
 	bool has_events;
 	struct td_events events;
 };
@@ -267,11 +270,14 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 }
 
 static int td_slot_submit(struct td_user *u, struct td_uslots *s, u32 i, struct td_vec *v);
+static void td_kick_retry(struct work_struct *work);
 
 /*
  * A slot task's payload reached the caller: the slot is read.  A write
  * that landed between the copy and now, and queued nothing, gets a task
- * of its own, or a mark for the next KICK if the dispatcher refuses it.
+ * of its own; if the dispatcher refuses it (input full, 16 MiB held, no
+ * memory), the slot is marked and the kernel owes the KICK its writer
+ * does not know of: td_kick_retry() makes it, later.
  */
 static void td_slot_read(struct td_user *u, struct td_slot_ref *r, struct td_vec *v)
 {
@@ -279,8 +285,10 @@ static void td_slot_read(struct td_user *u, struct td_slot_ref *r, struct td_vec
 
 	WRITE_ONCE(r->read, true);
 	if (td_uslots_commit(u->slots, r->index, r->seq, &writes) &&
-	    td_slot_submit(u, u->slots, r->index, v))
+	    td_slot_submit(u, u->slots, r->index, v)) {
 		td_uslots_mark_slot(u->slots, r->index);
+		mod_delayed_work(system_wq, &u->kick_retry, 1);
+	}
 	td_slot_count(u, writes);
 }
 
@@ -483,6 +491,8 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	INIT_LIST_HEAD(&u->taken);
 	init_waitqueue_head(&u->lease_wait);
 	init_waitqueue_head(&u->take_wait);
+	INIT_DELAYED_WORK(&u->kick_retry, td_kick_retry);
+	u->kick_backoff = 1;
 	u->lease_ns = c.lease_ns;
 	u->wait = &f->wait;
 	ret = td_limit_charge(&u->charge, file, TD_LIMIT_DISPATCHER);
@@ -980,18 +990,13 @@ static int td_slots_kick_word(struct td_user *u, struct td_uslots *s, u32 w, str
  * a call, so it yields the CPU between words, and stops (the rest left
  * marked) at a fatal signal.
  */
-static int td_ioctl_kick(struct td_user *u)
+static int td_slots_kick(struct td_user *u, struct td_uslots *s)
 {
-	/* Pairs with cmpxchg_release() in SLOTS: the slots are seen whole. */
-	struct td_uslots *s = smp_load_acquire(&u->slots);
-	u32 sw, w, words;
+	u32 sw, w, words = s->nr / 64;
 	struct td_vec v = { };
 	int queued = 0, ret = 0;
 	u64 sb;
 
-	if (!s)
-		return -ENXIO;
-	words = s->nr / 64;
 	for (sw = 0; sw < DIV_ROUND_UP(words, 64) && !ret; sw++) {
 		for (sb = td_uslots_grab(&s->summary[sw]); sb; sb &= sb - 1) {
 			/* A mark the user set beyond the bitmap names nothing. */
@@ -1011,6 +1016,35 @@ static int td_ioctl_kick(struct td_user *u)
 	td_vec_flush(&v);
 	/* A refusal is said even after some were queued: the caller kicks again. */
 	return ret ?: queued;
+}
+
+static int td_ioctl_kick(struct td_user *u)
+{
+	/* Pairs with cmpxchg_release() in SLOTS: the slots are seen whole. */
+	struct td_uslots *s = smp_load_acquire(&u->slots);
+
+	return s ? td_slots_kick(u, s) : -ENXIO;
+}
+
+/*
+ * The KICK a TAKE owes (td_slot_read()), in a kworker, charged to the
+ * file's memory cgroup: again after a refusal, waiting twice as long each
+ * time, up to a second.  The file's release cancels it before its
+ * dispatcher goes.
+ */
+static void td_kick_retry(struct work_struct *work)
+{
+	struct td_user *u = container_of(to_delayed_work(work), struct td_user, kick_retry);
+	struct mem_cgroup *old = set_active_memcg(u->d->memcg);
+	int ret = td_slots_kick(u, u->slots);
+
+	set_active_memcg(old);
+	if (ret >= 0) {
+		u->kick_backoff = 1;
+		return;
+	}
+	u->kick_backoff = min_t(unsigned long, 2 * u->kick_backoff, HZ);
+	queue_delayed_work(system_wq, &u->kick_retry, u->kick_backoff);
 }
 
 static int td_result_cmp(const void *a, const void *b)
@@ -1322,6 +1356,7 @@ void td_user_flush(struct td_user *u, fl_owner_t id)
  */
 void td_user_release(struct td_user *u)
 {
+	cancel_delayed_work_sync(&u->kick_retry);
 	td_stop_batches(u->d);
 	td_user_abandon(u, NULL, true);
 	tdispatch_destroy(u->d, TDISPATCH_DISCARD, 0);

@@ -41,13 +41,14 @@ static_assert(sizeof(struct tdispatch_slots) == TDISPATCH_SLOTS_SIZE_VER0);
  * __vmalloc() does not honour __GFP_RETRY_MAYFAIL.  The map starts with
  * the summary (a bit for each word of the bitmap that has a mark, so that
  * KICK does not read every word), then the bitmap and the slots, each on
- * a cache line of its own.
+ * a cache line of its own; the kernel's own counts follow, in pages that
+ * are never mapped.
  */
 struct td_uslots *td_uslots_new(u32 nr)
 {
 	struct td_uslots *s = kzalloc(sizeof(*s), TD_USLOTS_GFP);
 	u32 words = nr / 64;
-	unsigned int i;
+	unsigned int i, n;
 
 	if (!s)
 		return NULL;
@@ -55,11 +56,11 @@ struct td_uslots *td_uslots_new(u32 nr)
 	s->bitmap_off = ALIGN(DIV_ROUND_UP(words, 64) * sizeof(u64), SMP_CACHE_BYTES);
 	s->slots_off = s->bitmap_off + ALIGN(words * sizeof(u64), SMP_CACHE_BYTES);
 	s->map_len = PAGE_ALIGN(s->slots_off + (size_t)nr * sizeof(struct tdispatch_slot));
-	s->seen = kvcalloc(nr, sizeof(*s->seen), TD_USLOTS_GFP);
-	s->pages = kvcalloc(s->map_len >> PAGE_SHIFT, sizeof(*s->pages), TD_USLOTS_GFP);
-	if (!s->seen || !s->pages)
+	n = (s->map_len + PAGE_ALIGN(nr * sizeof(*s->seen))) >> PAGE_SHIFT;
+	s->pages = kcalloc(n, sizeof(*s->pages), TD_USLOTS_GFP);
+	if (!s->pages)
 		goto fail;
-	for (i = 0; i < s->map_len >> PAGE_SHIFT; i++) {
+	for (i = 0; i < n; i++) {
 		s->pages[i] = alloc_page(TD_USLOTS_GFP | __GFP_ZERO);
 		if (!s->pages[i])
 			goto fail;
@@ -71,6 +72,7 @@ struct td_uslots *td_uslots_new(u32 nr)
 	s->summary = s->map;
 	s->bitmap = s->map + s->bitmap_off;
 	s->slot = s->map + s->slots_off;
+	s->seen = s->map + s->map_len;
 	return s;
 fail:
 	td_uslots_free(s);
@@ -88,8 +90,7 @@ void td_uslots_free(struct td_uslots *s)
 		vunmap(s->map);
 	for (i = 0; i < s->nr_pages; i++)
 		__free_page(s->pages[i]);
-	kvfree(s->pages);
-	kvfree(s->seen);
+	kfree(s->pages);
 	kfree(s);
 }
 
@@ -173,8 +174,9 @@ u64 td_uslots_id(struct td_uslots *s, u32 i)
  * The writes of slot @i since the kernel last read it, by its sequence
  * count @seq (one under way is not counted).  The count the kernel keeps
  * only moves forward, so that two readers of a slot at once (two tasks of
- * it, which only a user who changes a slot's id or marks it again by hand
- * makes) never count a write twice.
+ * it: a user who changes a slot's id or marks it again by hand makes them,
+ * and so does a writer preempted across a whole TAKE) never count a write
+ * twice.
  */
 static u32 td_uslots_seen(struct td_uslots *s, u32 i, u32 seq)
 {

@@ -4,8 +4,10 @@
  * /dev/tdispatch, and that it is bounded and charged:
  *
  *   - max_user_dispatchers and max_user_observers per user (EMFILE),
- *     lifted by CAP_SYS_RESOURCE, a user being a uid in a user namespace;
- *     max_userns_* for each namespace with those below it (EMFILE);
+ *     lifted by CAP_SYS_RESOURCE, a user in a namespace that root made
+ *     being a uid of that namespace, counted apart, and one in a namespace
+ *     that a user made counting as that user; max_userns_* for all the
+ *     users of a namespace that root made (EMFILE);
  *     max_dispatchers system-wide (ENFILE)
  *     and max_observers per dispatcher (EBUSY) for everyone; each
  *     refusal counted in /sys/class/misc/tdispatch/refused_*;
@@ -209,16 +211,63 @@ TEST_F_TIMEOUT(limits, nobody_cannot_create_more_than_max_user_dispatchers, 120)
 /*
  * Per user namespace: two namespaces that root made (as container runtimes
  * do), with the same uid map, so that their users have the same kernel
- * uids, and a namespace nested in the first.  With 2 dispatchers a user,
- * 3 a namespace (with those below it) and room for 7 in all, each
- * namespace runs its steps in a child of its own and keeps its files open.
+ * uids.  With 2 dispatchers a user, 4 a namespace and room for 8 in all,
+ * each namespace runs its steps in a child of its own, which keeps its
+ * files open until the parent has checked the system-wide limit.
  */
 #define NS_MAP		"0 100000 65536"
 
-/* In a namespace of its own, mapped by the parent: 0, or the failed check. */
-static int ns_steps(int go, int done, bool nested)
+static int ns_open_create(int *fd, int *n)
 {
-	int fd[6], n = 0;
+	fd[*n] = child_open();
+	return td_create_small(fd[(*n)++], 0);
+}
+
+/*
+ * The first namespace: its users each get their share until the
+ * namespace's is used up; then no user of it, nor of a namespace its root
+ * makes below it, gets more.
+ */
+static void ns_fill(int *fd, int *n)
+{
+	CHILD_OK("become 1000", setresuid(1000, 1000, 0));
+	CHILD_OK("1000's first", ns_open_create(fd, n));
+	CHILD_OK("1000's second", ns_open_create(fd, n));
+	CHILD_ERRNO(EMFILE, "1000's third, past its own", ns_open_create(fd, n));
+	CHILD_OK("back to root", setresuid(0, 0, 0));
+	CHILD_OK("become 1001", setresuid(1001, 1001, 0));
+	CHILD_OK("1001's first", ns_open_create(fd, n));
+	CHILD_OK("1001's second", ns_open_create(fd, n));
+	CHILD_OK("back to root", setresuid(0, 0, 0));
+	CHILD_OK("become 1002", setresuid(1002, 1002, 0));
+	CHILD_ERRNO(EMFILE, "1002's first, the namespace full", ns_open_create(fd, n));
+	CHILD_OK("back to root", setresuid(0, 0, 0));
+	CHILD_OK("unshare below", unshare(CLONE_NEWUSER));
+	CHILD_OK("map", td_write_file("/proc/self/uid_map", "0 0 1"));
+	CHILD_ERRNO(EMFILE, "below it, the namespace full", ns_open_create(fd, n));
+}
+
+/*
+ * The second namespace, the first full: its users still get their share;
+ * one who makes a namespace of its own counts as itself inside it.
+ */
+static void ns_own(int *fd, int *n)
+{
+	CHILD_OK("become 1000", setresuid(1000, 1000, 0));
+	CHILD_OK("1000's first", ns_open_create(fd, n));
+	CHILD_OK("back to root", setresuid(0, 0, 0));
+	CHILD_OK("become 1001", setresuid(1001, 1001, 1001));
+	CHILD_OK("1001 makes a namespace", unshare(CLONE_NEWUSER));
+	CHILD_OK("maps itself to its root", td_write_file("/proc/self/uid_map", "0 1001 1"));
+	CHILD_OK("1001's first, as root of its own", ns_open_create(fd, n));
+	CHILD_OK("1001's second", ns_open_create(fd, n));
+	CHILD_ERRNO(EMFILE, "1001's third, counted as 1001", ns_open_create(fd, n));
+}
+
+/* In a namespace of its own, mapped by the parent: 0, or the failed check. */
+static int ns_steps(int go, int done, bool first)
+{
+	int fd[16], n = 0;
 	char c = 0;
 
 	child_step = 0;
@@ -226,30 +275,10 @@ static int ns_steps(int go, int done, bool nested)
 	CHILD_CHECK(write(done, &c, 1) == 1, "tell the parent");
 	CHILD_CHECK(read(go, &c, 1) == 1, "wait for the map");
 	CHILD_OK("become root of the namespace", setresuid(0, 0, 0));
-	/* The first user: its own limit. */
-	CHILD_OK("become 1000", setresuid(1000, 1000, 0));
-	fd[n] = child_open();
-	CHILD_OK("1000's first", td_create_small(fd[n++], 0));
-	fd[n] = child_open();
-	CHILD_OK("1000's second", td_create_small(fd[n++], 0));
-	fd[n] = child_open();
-	CHILD_ERRNO(EMFILE, "1000's third", td_create_small(fd[n++], 0));
-	/* The second user: the namespace's limit. */
-	CHILD_OK("back to root", setresuid(0, 0, 0));
-	CHILD_OK("become 1001", setresuid(1001, 1001, 0));
-	fd[n] = child_open();
-	CHILD_OK("1001's first", td_create_small(fd[n++], 0));
-	fd[n] = child_open();
-	CHILD_ERRNO(EMFILE, "1001's second, the namespace full", td_create_small(fd[n++], 0));
-	CHILD_OK("back to root", setresuid(0, 0, 0));
-	if (nested) {
-		/* Below it, mapped to root: the enclosing namespace's limit holds. */
-		CHILD_OK("unshare again", unshare(CLONE_NEWUSER));
-		CHILD_OK("map", td_write_file("/proc/self/uid_map", "0 0 1"));
-		fd[n] = child_open();
-		CHILD_ERRNO(EMFILE, "the nested namespace's first", td_create_small(fd[n++], 0));
-	}
-	c = 0;
+	if (first)
+		ns_fill(fd, &n);
+	else
+		ns_own(fd, &n);
 	CHILD_CHECK(write(done, &c, 1) == 1, "tell the parent");
 	CHILD_CHECK(read(go, &c, 1) == 1, "wait to close");
 	while (n--)
@@ -263,7 +292,7 @@ struct ns_child {
 };
 
 /* A namespace's child started, mapped and through its steps. */
-static void ns_start(struct __test_metadata *_metadata, struct ns_child *ch, bool nested)
+static void ns_start(struct __test_metadata *_metadata, struct ns_child *ch, bool first)
 {
 	char path[64], c;
 
@@ -273,7 +302,7 @@ static void ns_start(struct __test_metadata *_metadata, struct ns_child *ch, boo
 	ASSERT_LE(0, ch->pid);
 	if (!ch->pid) {
 		child_dev_dir = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		_exit(ns_steps(ch->go[0], ch->done[1], nested));
+		_exit(ns_steps(ch->go[0], ch->done[1], first));
 	}
 	ASSERT_EQ(1, read(ch->done[0], &c, 1)) TH_LOG("the child never unshared");
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", ch->pid);
@@ -304,23 +333,21 @@ TEST_F_TIMEOUT(limits, users_are_counted_by_user_namespace_and_uid, 120)
 {
 	unsigned long long held = td_sys(_metadata, MISC "dispatchers");
 	struct ns_child a = { .pid = -1 }, b = { .pid = -1 };
-	int fd[2], probe;
+	int fd[2], probe, status;
 
 	probe = fork();
 	ASSERT_LE(0, probe);
 	if (!probe)
 		_exit(unshare(CLONE_NEWUSER) ? 1 : 0);
-	ASSERT_EQ(probe, waitpid(probe, &fd[0], 0));
-	if (!WIFEXITED(fd[0]) || WEXITSTATUS(fd[0]))
+	ASSERT_EQ(probe, waitpid(probe, &status, 0));
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		SKIP(return, "no user namespaces");
 	td_set_limit(_metadata, "max_user_dispatchers", 2);
-	td_set_limit(_metadata, "max_userns_dispatchers", 3);
-	td_set_limit(_metadata, "max_dispatchers", held + 7);
-	/* The first namespace full, its nested one held to it... */
+	td_set_limit(_metadata, "max_userns_dispatchers", 4);
+	td_set_limit(_metadata, "max_dispatchers", held + 8);
 	ns_start(_metadata, &a, true);
-	/* ...and the second, the same users by kernel uid, gets as much. */
 	ns_start(_metadata, &b, false);
-	EXPECT_EQ(held + 6, td_sys(_metadata, MISC "dispatchers"));
+	EXPECT_EQ(held + 7, td_sys(_metadata, MISC "dispatchers"));
 	/* The system-wide limit holds over them all, root's own too. */
 	fd[0] = td_open(_metadata);
 	fd[1] = td_open(_metadata);
@@ -540,7 +567,7 @@ static int child_slots(int fd)
 /*
  * In the group, as nobody: creates, then tasks with the largest payloads,
  * pending and delayed, until the group's limit refuses, and the most shared
- * slots there, which it refuses too (and allows once there is room).  It stops itself
+ * slots there, which it refuses too (and allows once the files are closed).  It stops itself
  * where the parent measures: at the limit even reading a file would charge
  * the group (a seq_file buffer), so the child reads nothing there.
  */
@@ -588,15 +615,18 @@ static int td_memcg_flood(void *arg)
 	ret = child_slots(fd[0]);
 	CHILD_CHECK(ret == -ENOMEM, "slots at the limit: %s, want ENOMEM", strerror(-ret));
 	raise(SIGSTOP);		/* the parent reads the peak */
-	for (i = made - 1, round = 0; i >= 0; i--) {
+	for (i = 0, round = 0; i < made; i++) {
 		child_stats(fd[i], &st);
 		round += st.accepted;
-		/* With the others' memory given back, the same slots fit. */
-		ret = i ? 0 : child_slots(fd[0]);
-		CHILD_CHECK(!ret, "slots with room: %s", strerror(-ret));
 		close(fd[i]);
 	}
 	CHILD_CHECK(round > 0, "no task was accepted");
+	/* With the memory given back, the same slots fit. */
+	fd[0] = child_open();
+	CHILD_OK("create with room", td_create_small(fd[0], 0));
+	ret = child_slots(fd[0]);
+	CHILD_CHECK(!ret, "slots with room: %s", strerror(-ret));
+	close(fd[0]);
 	return 0;
 }
 

@@ -1343,29 +1343,38 @@ TEST_F_TIMEOUT(named, withdraw_and_publish_under_submitting_threads, 120)
 #define RK_KEY		77
 #define RK_VEC		512
 
-/* RK_TASKS delayed tasks of testdrv-rw, an hour away, watching RK_KEY. */
+/*
+ * RK_TASKS delayed tasks of testdrv-rw, an hour away, watching RK_KEY:
+ * those of a vector the input refused (it was full) go again, until none
+ * is refused or a second passes with no progress.
+ */
 static void rk_watchers(struct __test_metadata *_metadata, int fd)
 {
 	static struct tdispatch_utask ut[RK_VEC];
 	static const char pl[] = "w";
-	unsigned int done = 0, i, tries = 0;
+	unsigned int next = 0, nr = 0, i, j;
+	__u64 stuck = now_ns() + SEC;
 	int n;
 
-	while (done < RK_TASKS) {
-		for (i = 0; i < RK_VEC; i++)
-			ut[i] = (struct tdispatch_utask) {
-				.id = done + i + 1, .payload = uptr(pl), .payload_len = 1,
+	while (next < RK_TASKS || nr) {
+		for (; nr < RK_VEC && next < RK_TASKS; nr++)
+			ut[nr] = (struct tdispatch_utask) {
+				.id = ++next, .payload = uptr(pl), .payload_len = 1,
 				.not_before_ns = 3600 * SEC, .flags = TDISPATCH_UTASK_WATCH,
 				.watch_key = RK_KEY,
 			};
-		n = td_submit_flags(fd, ut, RK_VEC, TDISPATCH_SUBMIT_RELATIVE);
+		n = td_submit_flags(fd, ut, nr, TDISPATCH_SUBMIT_RELATIVE);
 		ASSERT_LE(0, n) TH_LOG("submit: %s", strerror(-n));
-		/* The input full: the acceptor catches up. */
-		if (n < RK_VEC) {
-			ASSERT_GT(10000, ++tries) TH_LOG("the input never drained");
+		for (i = 0, j = 0; i < nr; i++)
+			if (ut[i].status)
+				ut[j++] = ut[i];
+		nr = j;
+		if (n)
+			stuck = now_ns() + SEC;
+		ASSERT_GT(stuck, now_ns()) TH_LOG("the input never drained: %s",
+						  strerror(-ut[0].status));
+		if (nr)
 			nap_ms(1);
-		}
-		done += n;
 	}
 }
 
@@ -1408,7 +1417,9 @@ static void *rk_release_run(void *arg)
  * RELEASE_KEY of a key that a quarter of a million tasks watch, on a
  * published dispatcher: it lets them in a chunk at a time, each in a read
  * section of its own, so a fatal signal stops it at once and a withdrawal
- * waits for one chunk, not for the whole key; the rest stay delayed.
+ * waits for one chunk, not for the whole key; the rest stay delayed.  What
+ * tells the old code from the new is that the call stops short of the
+ * whole key; the times are bounds for a slow emulator.
  */
 TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 {
@@ -1424,6 +1435,8 @@ TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 	td_stats(_metadata, self->fd, &st);
 	before = first = st.released;
 	rk_watchers(_metadata, self->fd);
+	td_stats(_metadata, self->fd, &st);
+	ASSERT_EQ(RK_TASKS, st.delayed) TH_LOG("not every watcher is delayed");
 
 	/* SIGKILL to a process inside the call. */
 	pid = fork();
@@ -1439,7 +1452,7 @@ TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	took = now_ns() - t0;
 	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("the release ended before the kill");
-	EXPECT_GT(SEC / 2, took) TH_LOG("the killed release took %llu ms to end", took / MSEC);
+	EXPECT_GT(2 * SEC, took) TH_LOG("the killed release took %llu ms to end", took / MSEC);
 	td_stats(_metadata, self->fd, &st);
 	EXPECT_GT(before + RK_TASKS, st.released) TH_LOG("it went on after the kill");
 
@@ -1452,7 +1465,7 @@ TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 	ASSERT_EQ(0, td_publish(0));
 	took = now_ns() - t0;
 	ASSERT_EQ(0, pthread_join(t.tid, NULL));
-	EXPECT_GT(SEC / 2, took) TH_LOG("the withdrawal took %llu ms", took / MSEC);
+	EXPECT_GT(2 * SEC, took) TH_LOG("the withdrawal took %llu ms", took / MSEC);
 	EXPECT_LT(0, t.ret) TH_LOG("release: %s", strerror(-t.ret));
 	EXPECT_GT(RK_TASKS - (before - first), t.ret) TH_LOG("the release ran to its end");
 

@@ -419,8 +419,9 @@ struct tdispatch_query {
  * @slot_writes: writes to this file's shared slots, as the slots' @seq
  *	counts tell (the writer's word, not checked): those each TAKE that
  *	read a slot, or each slot task that ended unread, stood for.  Not in
- *	@accepted or @overridden, which count the tasks %TDISPATCH_IOC_KICK
- *	made, as they count every other task.
+ *	@accepted or @overridden, which count the slots' tasks (made by
+ *	%TDISPATCH_IOC_KICK, or by the kernel for a write during a TAKE) as
+ *	they count every other task.
  *
  * At every snapshot: accepted = queued + delayed + pending + in_flight +
  * done + failed + overridden + expired + dropped + cancelled.
@@ -659,13 +660,17 @@ struct tdispatch_attach {
  *	way then queues a task of its own.  Writers of one slot exclude each
  *	other by moving @seq from even to odd with a compare-and-swap.
  * @queued: 1 while a task of the slot waits for %TDISPATCH_IOC_TAKE to read
- *	it.  A writer sets it with an atomic exchange after its write; if it
- *	was 0, the writer marks the slot (see struct tdispatch_slots) and
- *	owes a %TDISPATCH_IOC_KICK.  The kernel clears it when a TAKE that
- *	copied the slot out succeeds, and then looks at @seq again: a write
- *	after the copy that found @queued still 1 gets a task from the kernel
- *	itself (or, if the dispatcher refuses it, a mark for the next KICK).
- *	None is lost, and a TAKE that fails (ENOSPC, EFAULT) reads nothing.
+ *	it.  A writer sets it with an atomic exchange (at least a release,
+ *	after its store of @seq) after its write; if it was 0, the writer
+ *	marks the slot (see struct tdispatch_slots) and owes a
+ *	%TDISPATCH_IOC_KICK.  The kernel clears it when a TAKE that copied the
+ *	slot out succeeds, and then looks at @seq again: a write after the
+ *	copy that found @queued still 1 gets a task from the kernel itself
+ *	(if the dispatcher refuses it, the kernel marks the slot and KICKs
+ *	later on its own).  None is lost, and a TAKE that fails (ENOSPC,
+ *	EFAULT) reads nothing.  A writer preempted between its @seq and its
+ *	exchange for the whole of a TAKE can have its payload handed out
+ *	twice.
  * @len: bytes of @payload, at most %TDISPATCH_SLOT_PAYLOAD_MAX (more is
  *	read as that many)
  * @pad: unused, left as the writer leaves it
