@@ -1433,7 +1433,8 @@ TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 		SKIP(return, "no %s", TD_PUBLISHED);
 	td_attach_ok(_metadata, self->fd, RW, SUBMIT, 0);
 	td_stats(_metadata, self->fd, &st);
-	before = first = st.released;
+	first = st.released;
+	before = first;
 	rk_watchers(_metadata, self->fd);
 	td_stats(_metadata, self->fd, &st);
 	ASSERT_EQ(RK_TASKS, st.delayed) TH_LOG("not every watcher is delayed");
