@@ -145,7 +145,10 @@ for k in $kernels; do
 		cp "$dkms_ko" "$out/mod/tdispatch.ko"
 		echo "  6.12: tdispatch.ko as DKMS built it" >>"$summary"
 	fi
-	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user"
+	# TESTS="a_test b_test": those kselftests alone, for a quick look.
+	rm -rf "$out/extra" && mkdir -p "$out/extra"
+	[ -z "${TESTS:-}" ] || printf '%s\n' "$TESTS" >"$out/extra/tests-only"
+	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user" "$out/extra"
 	td_log "kernel $k: booting $td_kimg"
 	run_vm "$td_kimg" "$out/initrd.gz" check "$out/log" "$tmo"
 	if ! "$TD_TOP/scripts/ktap.py" "$k" "$out/log" >>"$summary"; then
