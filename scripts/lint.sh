@@ -69,7 +69,7 @@ done
 # with its status, never a signal.
 ex=$TD_BUILD/readme-example
 mkdir -p "$ex"
-sed -n '/^## Using the library/,/^## Layout/p' README.md | sed -n '/^```c$/,/^```$/p' |
+sed -n '/^## From userspace/,/^## Where things live/p' README.md | sed -n '/^```c$/,/^```$/p' |
 	sed '1d;$d' >"$ex/app.c"
 if ! make -s -C tools/lib/tdispatch OUTPUT="$ex" >/dev/null ||
 		! cc -Wall -Werror -Iuapi -Itools/lib/tdispatch -o "$ex/app" "$ex/app.c" "$ex/libtdispatch.a"; then
