@@ -20,7 +20,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 
-#include "internal.h"
+#include "user.h"
 
 #define TD_MERGE_MIN_BITS	6
 #define TD_MERGE_MAX_BITS	15	/* 256 KiB of buckets */
@@ -127,4 +127,132 @@ void td_merge_forget(struct td_merge *m, struct td_task_ext *x)
 	b = td_merge_lock(m, x->task.id);
 	td_merge_del(x);
 	hlist_bl_unlock(b);
+}
+
+/*
+ * In @id's locked bucket @b of the merge table: if a task of @id is in
+ * it, its payload becomes the @len bytes at @data and the submission is
+ * counted merged (1); 0 if none is; or the engine's refusal.  A task that
+ * has ended but is not released yet (td_task_end() stores its outcome
+ * first), or whose payload a TAKE is copying out, leaves the table here,
+ * and the submission makes a new one.
+ */
+static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, const u8 *data,
+			 u32 len)
+{
+	struct td_task_ext *x = td_merge_find(b, id);
+	struct td_utask *ut;
+	int ret;
+
+	if (!x)
+		return 0;
+	ut = container_of(x, struct td_utask, x);
+	if (READ_ONCE(x->task.state) < TD_TASK_INPUT || ut->taking) {
+		td_merge_del(x);
+		return 0;
+	}
+	ret = td_submit_merged(u->d);
+	if (ret)
+		return ret;
+	ut->p.len = len;
+	memcpy(ut->p.data, data, len);
+	return 1;
+}
+
+/*
+ * %TDISPATCH_UTASK_MERGE: into the waiting task of its id, or a task of
+ * its own that later ones merge into.  The payload is read first, outside
+ * the lock.  A new task goes into the table before the engine can see it
+ * (see td_merge_forget()) and is submitted under the lock, so that none
+ * merges into a task the engine then refuses.
+ */
+int td_submit_merge(struct td_user *u, const struct tdispatch_utask *ut,
+		    struct td_vec *v)
+{
+	static const struct tdispatch_submit_opts o = { };
+	u32 len = ut->payload_len;
+	u8 data[TD_UTASK_SMALL];
+	struct hlist_bl_head *b;
+	struct td_utask *task;
+	int ret;
+
+	/* Nothing a merge could not carry over: no deadline, delay or own attempts. */
+	ret = -EINVAL;
+	if (ut->flags != TDISPATCH_UTASK_MERGE || ut->deadline_ns || ut->not_before_ns ||
+	    ut->max_attempts || !len || len > TDISPATCH_MERGE_PAYLOAD_MAX)
+		goto rejected;
+	ret = -EFAULT;
+	if (td_vec_copy_from_user(v, data, u64_to_user_ptr(ut->payload), len))
+		goto rejected;
+	ret = td_merge_prepare(&u->merge, v);
+	if (ret)
+		goto rejected;
+	b = td_merge_lock(&u->merge, ut->id);
+	ret = td_merge_into(u, b, ut->id, data, len);
+	hlist_bl_unlock(b);
+	if (ret)
+		return min(ret, 0);
+
+	task = td_utask_get(u, len, false, v);
+	if (IS_ERR(task)) {
+		ret = PTR_ERR(task);
+		goto rejected;
+	}
+	memcpy(task->p.data, data, len);
+	task->x.task.id = ut->id;
+	b = td_merge_lock(&u->merge, ut->id);
+	/* Another producer's may have come in meanwhile. */
+	ret = td_merge_into(u, b, ut->id, data, len);
+	if (!ret) {
+		td_merge_add(b, &task->x);
+		ret = td_submit_task(u->d, &task->x.task, ut->id, &task->p, &o, NULL,
+				     TD_TASK_OWNED | TD_TASK_MERGE, v);
+		if (ret)
+			td_merge_del(&task->x);
+	}
+	hlist_bl_unlock(b);
+	/* Not submitted: no %TD_TASK_MERGE, and out of the table. */
+	if (ret)
+		td_payload_free(u, &task->p);
+	/* The engine counted its own refusals. */
+	return min(ret, 0);
+
+rejected:
+	atomic_long_inc(&u->rejected);
+	return ret;
+}
+
+/*
+ * A task without %TDISPATCH_UTASK_MERGE (a plain one, or with
+ * %TD_TASK_SLOT in @flags a shared slot's), which, once accepted, takes its
+ * id's task out of the merge table (if the file ever merged): a merge
+ * after it must not replace a task that it, the newer, replaces in the
+ * pending set.  A merge between the push and the removal is concurrent
+ * with this call, and counts as the older of the two.  (Newer as seen
+ * from one CPU: the acceptor drains the CPUs' input in turn, so a task
+ * submitted on one CPU may still be taken in before an older one from
+ * another, as for any two submissions of an id.)
+ */
+int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
+		       const struct tdispatch_submit_opts *o, struct td_watcher *w,
+			      u8 flags, struct td_vec *v)
+{
+	struct hlist_bl_head *b;
+	struct td_task_ext *x;
+	int ret;
+
+	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED | flags, v);
+	/*
+	 * Ordered after the push by llist_add()'s cmpxchg, so a merge task
+	 * put in before it is seen; acquire pairs with td_merge_prepare():
+	 * the buckets are seen zeroed.
+	 */
+	if (ret || !smp_load_acquire(&u->merge.heads))
+		return ret;
+	b = td_merge_lock(&u->merge, id);
+	x = td_merge_find(b, id);
+	if (x)
+		td_merge_del(x);
+	hlist_bl_unlock(b);
+	return 0;
 }

@@ -4,8 +4,8 @@
  * which userspace writes tasks with no system call per task.  A write to a
  * slot whose task still waits replaces the payload where it is; only the
  * first write after the kernel read the slot marks it in the bitmap, and
- * TDISPATCH_IOC_KICK turns the marks into tasks (user.c).  TAKE reads the
- * payload out of the slot, as it is then.
+ * TDISPATCH_IOC_KICK turns the marks into tasks.  TAKE reads the payload
+ * out of the slot, as it is then.
  *
  * Everything here is the user's memory too, written while the kernel
  * reads it: the kernel takes nothing in it on trust.  A length is clamped,
@@ -14,7 +14,8 @@
  * nothing, and the counts of writes, read from ->seq, go only into the
  * file's own counters.
  *
- * Calls nothing of the module's: user.c allocates, submits and counts.
+ * The memory and its protocol come first and call nothing of the module's;
+ * then the ioctls and the slots' tasks, which the file's units make.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -22,6 +23,7 @@
 
 #include <uapi/linux/tdispatch.h>
 
+#include "user.h"
 #include "uslots.h"
 
 /* Charged, and failing at the cgroup's limit rather than calling its OOM killer. */
@@ -33,6 +35,8 @@ static_assert(sizeof(struct tdispatch_slots) == TDISPATCH_SLOTS_SIZE_VER0);
 /* Reads of a slot that a writer keeps changing, before taking what is there. */
 #define TD_USLOT_TRIES		4
 
+/* The memory and its protocol: 64-bit words that the kernel and the user change atomically. */
+#ifdef CONFIG_64BIT
 /*
  * @nr slots (checked by the caller), in pages charged to the memory cgroup
  * that is active (the opener's: chardev.c makes it so), which at that
@@ -260,4 +264,203 @@ u32 td_uslots_unqueue(struct td_uslots *s, u32 i)
 	xchg(&s->slot[i].queued, 0);
 	/* Pairs with the writer's release of an even count, as in a read. */
 	return td_uslots_seen(s, i, smp_load_acquire(&s->slot[i].seq));
+}
+#endif /* CONFIG_64BIT */
+
+/*
+ * @writes to a slot, by its sequence count, that a read or an ended task
+ * stands for.  The count is the user's word, so it is kept apart from the
+ * engine's: accepted and overridden count the tasks KICK made.
+ */
+static void td_slot_count(struct td_user *u, u32 writes)
+{
+	atomic64_add(writes, &u->slot_writes);
+}
+
+/*
+ * A slot's task ends: unread, its slot is unqueued, so that the next write
+ * queues another, and the writes since the last read end with it.
+ */
+void td_slot_forget(struct td_user *u, struct td_slot_ref *r)
+{
+	if (!READ_ONCE(r->read))
+		td_slot_count(u, td_uslots_unqueue(u->slots, r->index));
+}
+
+/* A task of slot @i, by the id the slot has now; TAKE reads its payload. */
+static int td_slot_submit(struct td_user *u, struct td_uslots *s, u32 i, struct td_vec *v)
+{
+	static const struct tdispatch_submit_opts o = { };
+	struct td_slot_ref *r;
+	struct td_utask *ut;
+	int ret;
+
+	ut = td_utask_get(u, sizeof(*r), false, v);
+	if (IS_ERR(ut)) {
+		atomic_long_inc(&u->rejected);
+		return PTR_ERR(ut);
+	}
+	r = (struct td_slot_ref *)ut->p.data;
+	r->index = i;
+	r->read = false;
+	/* It replaces a waiting merge task of its id: no merge may land there. */
+	ret = td_submit_unmerged(u, ut, td_uslots_id(s, i), &o, NULL, TD_TASK_SLOT, v);
+	/* Refused: no %TD_TASK_SLOT, so the slot stays queued for the next KICK. */
+	if (ret)
+		td_payload_free(u, &ut->p);
+	return ret;
+}
+
+/*
+ * A slot task's payload reached the caller: the slot is read.  A write
+ * that landed between the copy and now, and queued nothing, gets a task
+ * of its own; if the dispatcher refuses it (input full, 16 MiB held, no
+ * memory), the slot is marked and the kernel owes the KICK its writer
+ * does not know of: td_kick_retry() makes it, later.
+ */
+void td_slot_read(struct td_user *u, struct td_slot_ref *r, struct td_vec *v)
+{
+	u32 writes;
+
+	WRITE_ONCE(r->read, true);
+	if (td_uslots_commit(u->slots, r->index, r->seq, &writes) &&
+	    td_slot_submit(u, u->slots, r->index, v)) {
+		td_uslots_mark_slot(u->slots, r->index);
+		mod_delayed_work(system_wq, &u->kick_retry, 1);
+	}
+	td_slot_count(u, writes);
+}
+
+/*
+ * SLOTS: the file's shared slots, made once; the same @nr again (another
+ * process sharing the file, say) is told where they are.
+ */
+int td_ioctl_slots(struct td_user *u, void __user *uarg)
+{
+	struct td_uslots *s, *old;
+	struct tdispatch_slots a;
+	int ret;
+
+	/* The marks are 64-bit words that the kernel and the user change atomically. */
+	if (!IS_ENABLED(CONFIG_64BIT))
+		return -EOPNOTSUPP;
+	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_SLOTS_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (a.flags || a.pad || !a.nr || a.nr % TDISPATCH_SLOTS_MIN || a.nr > TDISPATCH_SLOTS_MAX)
+		return -EINVAL;
+	/* Pairs with cmpxchg_release() below, as the others do. */
+	s = smp_load_acquire(&u->slots);
+	if (!s) {
+		s = td_uslots_new(a.nr);
+		if (!s)
+			return -ENOMEM;
+		/* Pairs with smp_load_acquire() here, in KICK and mmap(): seen whole. */
+		old = cmpxchg_release(&u->slots, NULL, s);
+		if (old) {
+			td_uslots_free(s);
+			s = old;
+		}
+	}
+	if (s->nr != a.nr)
+		return -EEXIST;
+	a.map_len = s->map_len;
+	a.bitmap_off = s->bitmap_off;
+	a.slots_off = s->slots_off;
+	return td_copy_out(uarg, &a, sizeof(a));
+}
+
+int td_user_mmap(struct td_user *u, struct vm_area_struct *vma)
+{
+	/* Pairs with cmpxchg_release() in SLOTS: the slots are seen whole. */
+	struct td_uslots *s = smp_load_acquire(&u->slots);
+
+	return s ? td_uslots_mmap(s, vma) : -ENXIO;
+}
+
+/*
+ * The marked slots of bitmap word @w: a task each, those after a refusal
+ * marked again.
+ */
+static int td_slots_kick_word(struct td_user *u, struct td_uslots *s, u32 w, struct td_vec *v,
+			      int *queued)
+{
+	u64 bits;
+	int ret;
+
+	for (bits = td_uslots_grab(&s->bitmap[w]); bits; bits &= bits - 1) {
+		ret = td_slot_submit(u, s, w * 64 + __ffs64(bits), v);
+		if (ret) {
+			td_uslots_mark(&s->bitmap[w], bits);
+			return ret;
+		}
+		if (++*queued % TD_VEC_FLUSH == 0)
+			td_vec_flush(v);
+	}
+	return 0;
+}
+
+/*
+ * KICK: a task for each marked slot, found through the summary, as a
+ * vector's tasks are submitted (one clock reading, a wake-up owed per
+ * %TD_VEC_FLUSH).  Those after a refusal stay marked, and the refusal is
+ * the call's result: their writers owe no KICK any more.  Up to 65536 tasks
+ * a call, so it yields the CPU between words, and stops (the rest left
+ * marked) at a fatal signal.
+ */
+static int td_slots_kick(struct td_user *u, struct td_uslots *s)
+{
+	u32 sw, w, words = s->nr / 64;
+	struct td_vec v = { };
+	int queued = 0, ret = 0;
+	u64 sb;
+
+	for (sw = 0; sw < DIV_ROUND_UP(words, 64) && !ret; sw++) {
+		for (sb = td_uslots_grab(&s->summary[sw]); sb; sb &= sb - 1) {
+			/* A mark the user set beyond the bitmap names nothing. */
+			w = sw * 64 + __ffs64(sb);
+			if (need_resched()) {
+				td_vec_flush(&v);
+				cond_resched();
+			}
+			ret = fatal_signal_pending(current) ? -EINTR :
+			      w < words ? td_slots_kick_word(u, s, w, &v, &queued) : 0;
+			if (ret) {
+				td_uslots_mark(&s->summary[sw], sb);
+				break;
+			}
+		}
+	}
+	td_vec_flush(&v);
+	/* A refusal is said even after some were queued: the caller kicks again. */
+	return ret ?: queued;
+}
+
+int td_ioctl_kick(struct td_user *u)
+{
+	/* Pairs with cmpxchg_release() in SLOTS: the slots are seen whole. */
+	struct td_uslots *s = smp_load_acquire(&u->slots);
+
+	return s ? td_slots_kick(u, s) : -ENXIO;
+}
+
+/*
+ * The KICK a TAKE owes (td_slot_read()), in a kworker, charged to the
+ * file's memory cgroup: again after a refusal, waiting twice as long each
+ * time, up to a second.  The file's release cancels it before its
+ * dispatcher goes.
+ */
+void td_kick_retry(struct work_struct *work)
+{
+	struct td_user *u = container_of(to_delayed_work(work), struct td_user, kick_retry);
+	struct mem_cgroup *old = set_active_memcg(u->d->memcg);
+	int ret = td_slots_kick(u, u->slots);
+
+	set_active_memcg(old);
+	if (ret >= 0) {
+		u->kick_backoff = 1;
+		return;
+	}
+	u->kick_backoff = min_t(unsigned long, 2 * u->kick_backoff, HZ);
+	queue_delayed_work(system_wq, &u->kick_retry, u->kick_backoff);
 }
