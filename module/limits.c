@@ -27,6 +27,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/fs.h>
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/miscdevice.h>
