@@ -118,7 +118,7 @@ TEST(no_window_hands_each_task_to_a_worker_without_the_acceptor)
 		SKIP(return, "no %s: tdispatch.ko is not loaded", TD_DEV_PATH);
 	direct = td_acceptor_wakeups(_metadata, 0, "hand0");
 	windowed = td_acceptor_wakeups(_metadata, 100 * 1000, "hand1");
-	TH_LOG("acceptor wake-ups for %d tasks one at a time: %lu without a window, %lu with 100 us",
+	TH_LOG("acceptor wake-ups for %d tasks one at a time: %lu with no window, %lu with 100 us",
 	       ROUNDS, direct, windowed);
 	/* A few for the scheduler's own reasons (migration), never one a task. */
 	EXPECT_GT(ROUNDS / 20, direct);
