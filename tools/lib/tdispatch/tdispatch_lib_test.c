@@ -324,6 +324,7 @@ TEST_F(lib, slots_write_kick_and_work)
 
 static uint32_t never_called(struct tdl_batch *b, void *arg)
 {
+	(void)b;
 	*(int *)arg = 1;
 	return TDISPATCH_RESULT_SUCCESS;
 }
