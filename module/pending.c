@@ -15,7 +15,7 @@
 #include <linux/siphash.h>
 #include <linux/slab.h>
 
-#include "internal.h"
+#include "pending.h"
 
 /* Delayed tasks wait in a td_wheel; ->queued holds their arrival number. */
 #define TD_WHEEL_ENTRY		struct td_task_ext

@@ -14,7 +14,7 @@
 #include <linux/bug.h>
 #include <linux/overflow.h>
 
-#include "internal.h"
+#include "periodic.h"
 
 /* @t + @ns, saturating at KTIME_MAX rather than wrapping; @t >= 0. */
 static ktime_t td_periodic_after(ktime_t t, u64 ns)

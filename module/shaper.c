@@ -4,7 +4,7 @@
  * holds off new batches for the configured delay, counted from the last
  * such result.  Congestion is looked at first, as in Eureka's TrafficShaper.
  */
-#include "internal.h"
+#include "shaper.h"
 
 void td_shaper_init(struct td_shaper *s, u64 congestion_delay_ns,
 		    u64 transient_delay_ns)

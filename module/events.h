@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Outcome events for userspace readers (events.c).
+ */
+#ifndef _TDISPATCH_EVENTS_H
+#define _TDISPATCH_EVENTS_H
+
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/tdispatch.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include "limits.h"
+
+struct file;
+struct tdispatch;
+struct tdispatch_event;
+
+/* A bounded ring of outcome events for one userspace reader. */
+struct td_events {
+	struct list_head node;		/* on the dispatcher's observers */
+	spinlock_t lock;		/* the ring */
+	struct mutex read_lock;		/* one reader at a time */
+	wait_queue_head_t *wait;	/* the reader's file's */
+	struct td_who who;		/* whose, for the per-user share */
+	bool exempt;			/* CAP_SYS_RESOURCE: no per-user share */
+	struct tdispatch_event *ring;
+	u32 cap, head, count;
+	u64 seq, lost, lost_total;
+	bool gone;			/* the dispatcher was withdrawn */
+};
+
+int td_events_init(struct td_events *ev, u32 cap, wait_queue_head_t *wait);
+void td_events_free(struct td_events *ev);
+int td_events_attach(struct tdispatch *d, struct td_events *ev);
+void td_events_detach(struct tdispatch *d, struct td_events *ev);
+void td_events_observe(struct tdispatch *d, struct tdispatch_task *t,
+		       enum tdispatch_outcome outcome);
+bool td_events_ready(struct td_events *ev);
+u64 td_events_lost(struct td_events *ev);
+ssize_t td_events_read(struct td_events *ev, struct file *file,
+		       char __user *buf, size_t len);
+
+#endif /* _TDISPATCH_EVENTS_H */
