@@ -446,6 +446,115 @@ TEST_F_TIMEOUT(uffd, a_slot_written_while_take_copies_it_is_queued_again, 60)
 }
 
 /*
+ * Tasks of @len payload bytes, ids from @id, until the file's bytes are
+ * used up (ENOSPC): how many were accepted.
+ */
+static unsigned int td_fill_bytes(int fd, __u64 id, __u32 len)
+{
+	static char payload[TDISPATCH_PAYLOAD_MAX];
+	struct tdispatch_utask ut[64];
+	unsigned int n = 0, i;
+	int ret;
+
+	for (;;) {
+		for (i = 0; i < 64; i++)
+			ut[i] = (struct tdispatch_utask) {
+				.id = id + n + i, .payload = uptr(payload), .payload_len = len,
+			};
+		ret = td_submit_vec(fd, ut, 64);
+		if (ret < 0 || n > 1000000)
+			return n;
+		n += ret;
+		for (i = 0; i < 64; i++)
+			if (ut[i].status == -ENOSPC)
+				return n;
+	}
+}
+
+/*
+ * As above, with the file's 16 MiB of tasks used up, so that the kernel
+ * cannot queue the newer write's task when the TAKE returns: the slot is
+ * marked, and a kworker makes the KICK its writer does not know it owes,
+ * once there is room again.  No KICK from the test.
+ */
+TEST_F_TIMEOUT(uffd, a_refused_requeue_is_kicked_by_the_kernel_later, 120)
+{
+	struct tdispatch_stats_user st, before;
+	struct tdispatch_ltask lt[1];
+	struct tdispatch_create c;
+	struct tdispatch_take tk;
+	struct td_taken b;
+	struct td_map m;
+	unsigned int big, seen = 0, i;
+	bool found = false;
+	__u64 end;
+	int fd = td_open(_metadata);
+
+	if (!variant->wp)
+		SKIP(close(fd); return, "TAKE only copies out");
+	/* Batches of two big tasks: what struct td_taken has room for. */
+	td_cfg_base(&c, "uffd-full", 2, 0);
+	c.workers = 1;
+	c.max_buffer = 65536;
+	c.max_input = 65536;
+	td_create(_metadata, fd, &c);
+	td_map(_metadata, fd, &m, 64);
+	EXPECT_EQ(1, td_write_pl(&m, 0, 7, 1));
+	EXPECT_EQ(1, td_kick(fd));
+	/* Its batch cut, alone, before the others come. */
+	end = now_ns() + WAIT_NS;
+	do
+		td_stats(_metadata, fd, &st);
+	while (st.in_flight != 1 && now_ns() < end);
+	ASSERT_EQ(1, st.in_flight);
+	/* Big tasks, then small ones, so that not even a slot's task fits. */
+	big = td_fill_bytes(fd, 1000, TDISPATCH_PAYLOAD_MAX);
+	ASSERT_LT(0, big);
+	big += td_fill_bytes(fd, 1000 + big, 1);
+	td_stats(_metadata, fd, &before);
+	tk = (struct tdispatch_take) {
+		.size = sizeof(tk), .tasks = uptr(lt), .buf = uptr(self->trap.page),
+		.max_tasks = 1, .buf_len = PAGE, .timeout_ns = WAIT_NS,
+	};
+	td_park(td_take_call, fd, &tk);
+	EXPECT_EQ(0, td_write_pl(&m, 0, 7, 2)) TH_LOG("the slot was read before the copy");
+	td_unpark(0);
+	ASSERT_EQ(1, tk.nr);
+	EXPECT_EQ(7, lt[0].id) TH_LOG("the slot's task goes first");
+	td_stats(_metadata, fd, &st);
+	EXPECT_LE(before.rejected + 1, st.rejected) TH_LOG("the kernel's task was not refused");
+	EXPECT_EQ(0, td_complete(fd, tk.batch, TDISPATCH_RESULT_SUCCESS));
+	/* The big tasks go, and with room again the slot's newer write comes. */
+	end = now_ns() + 10 * WAIT_NS;
+	while (!found && now_ns() < end) {
+		if (td_take(fd, &b, 0, WAIT_NS))
+			break;
+		for (i = 0; i < b.tk.nr; i++) {
+			if (b.t[i].id == 7) {
+				EXPECT_EQ(2, td_payload(&b, i).ver);
+				found = true;
+			} else {
+				seen++;
+			}
+		}
+		EXPECT_EQ(0, td_complete(fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS));
+	}
+	EXPECT_TRUE(found) TH_LOG("the second write never came (%u of %u big tasks seen)", seen,
+				  big);
+	for (i = 0; i < WAIT_MS; i++) {
+		td_stats(_metadata, fd, &st);
+		if (st.done == big + 2)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(big + 2, st.done);
+	EXPECT_EQ(2, st.slot_writes);
+	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+	munmap(m.map, m.a.map_len);
+	close(fd);
+}
+
+/*
  * A SUBMIT parked after a task of its vector went onto its CPU's input:
  * on its second task's payload (MISSING), or on the copy out of its own
  * struct, which sits on the page (WP).  The first task's wake-up of the
