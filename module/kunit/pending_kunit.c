@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of tdispatch's thread-free logic: the pending set, the
- * traffic shaper and periodic registrations.  The files are included whole
- * so that their static helpers come along; callers pass "now", so nothing
- * here sleeps.
+ * KUnit tests of the pending set and its timing wheel (pending.c, with
+ * wheel.c).  The file is included whole so that its static helpers come
+ * along; callers pass "now", so nothing here sleeps.  The shaper and
+ * periodic registrations have tests of their own beside this one.
  *
  * Every operation on a pending set goes through a wrapper that checks the
  * accounting afterwards: each task taken in is pending, in flight, delayed
@@ -15,13 +15,10 @@
 #include <linux/string.h>
 
 #include "../pending.c"
-#include "../shaper.c"
-#include "../periodic.c"
 
 #define TD_BATCH_MAX	8	/* largest max_batch any case uses */
 #define TD_ORDER_MAX	16	/* longest order list any case checks */
 #define TD_DELAY	1000	/* max_delay_ns of the pending sets */
-#define TD_T0		(10 * NSEC_PER_SEC)	/* shaper: an arbitrary now */
 
 /* A 0-terminated list of task ids; ids in these tests start at 1. */
 #define TD_IDS(...)	((const u64[]){ __VA_ARGS__, 0 })
@@ -1260,322 +1257,6 @@ static void td_test_cancel_all_delayed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, td_ids_live(&k->p), 0);
 }
 
-/* Periodic registrations */
-
-#define TD_P		1000	/* period */
-#define TD_TIMEOUT	300
-#define TD_BOUND	8
-
-struct td_periodic_counts {
-	u64 runs, successes, timeouts, failures, skipped;
-};
-
-static void td_expect_counts(struct kunit *test, const struct td_periodic *pr,
-			     struct td_periodic_counts c)
-{
-	KUNIT_EXPECT_EQ(test, pr->runs, c.runs);
-	KUNIT_EXPECT_EQ(test, pr->successes, c.successes);
-	KUNIT_EXPECT_EQ(test, pr->timeouts, c.timeouts);
-	KUNIT_EXPECT_EQ(test, pr->failures, c.failures);
-	KUNIT_EXPECT_EQ(test, pr->skipped, c.skipped);
-}
-
-/* Nothing to do 1 ns before @at; a run starts at @at. */
-static void td_expect_run_at(struct kunit *test, struct td_periodic *pr, ktime_t at)
-{
-	KUNIT_EXPECT_EQ(test, td_periodic_when(pr), at);
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(pr, at - 1), TD_PERIODIC_NONE);
-	KUNIT_EXPECT_FALSE(test, pr->running);
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(pr, at), TD_PERIODIC_RUN);
-	KUNIT_EXPECT_TRUE(test, pr->running);
-	KUNIT_EXPECT_FALSE(test, pr->timed_out);
-	KUNIT_EXPECT_EQ(test, pr->run_deadline, at + pr->timeout_ns);
-	KUNIT_EXPECT_EQ(test, pr->next, KTIME_MAX);
-	KUNIT_EXPECT_EQ(test, td_periodic_when(pr), at + pr->timeout_ns);
-}
-
-static void td_test_periodic_due(struct kunit *test)
-{
-	struct td_periodic pr;
-	int payload;
-
-	td_periodic_init(&pr, 7, TD_P, TD_TIMEOUT, TD_BOUND, &payload, TD_T0);
-	KUNIT_EXPECT_EQ(test, pr.id, 7);
-	KUNIT_EXPECT_PTR_EQ(test, pr.payload, (void *)&payload);
-	KUNIT_EXPECT_EQ(test, pr.interval_ns, TD_P);
-	KUNIT_EXPECT_EQ(test, pr.max_interval_ns, TD_P * TD_BOUND);
-	td_expect_run_at(test, &pr, TD_T0);
-	/* Running, not timed out: nothing until the timeout. */
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, TD_T0 + TD_TIMEOUT - 1),
-			TD_PERIODIC_NONE);
-	td_periodic_ended(&pr, TDISPATCH_SUCCESS, TD_T0 + 100);
-	KUNIT_EXPECT_FALSE(test, pr.running);
-	KUNIT_EXPECT_EQ(test, pr.next, TD_T0 + 100 + TD_P);
-	td_expect_run_at(test, &pr, TD_T0 + 100 + TD_P);
-	td_expect_counts(test, &pr, (struct td_periodic_counts){
-		.runs = 2, .successes = 1 });
-}
-
-/* Each timeout doubles the interval up to period * bound; SUCCESS resets. */
-static void td_test_periodic_timeout_backoff(struct kunit *test)
-{
-	static const u64 intervals[] = { TD_P, 2 * TD_P, 4 * TD_P, 8 * TD_P, 8 * TD_P };
-	struct td_periodic pr;
-	ktime_t start = TD_T0, timeout;
-	unsigned int i;
-
-	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, TD_BOUND, NULL, TD_T0);
-	for (i = 0; i + 1 < ARRAY_SIZE(intervals); i++) {
-		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i]);
-		td_expect_run_at(test, &pr, start);
-		timeout = start + TD_TIMEOUT;
-		KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, timeout), TD_PERIODIC_NONE);
-		KUNIT_EXPECT_TRUE(test, pr.timed_out);
-		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i + 1]);
-		start = timeout + intervals[i + 1];
-		KUNIT_EXPECT_EQ(test, pr.next, start);
-		KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), start);
-		/* Ending late counts nothing more and changes nothing. */
-		td_periodic_ended(&pr, i % 2 ? TDISPATCH_SUCCESS : TDISPATCH_CONGESTION,
-				  timeout + 1);
-		KUNIT_EXPECT_FALSE(test, pr.running);
-		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i + 1]);
-		KUNIT_EXPECT_EQ(test, pr.next, start);
-	}
-	td_expect_run_at(test, &pr, start);
-	td_periodic_ended(&pr, TDISPATCH_SUCCESS, start + 10);
-	KUNIT_EXPECT_EQ(test, pr.interval_ns, TD_P);
-	KUNIT_EXPECT_EQ(test, pr.next, start + 10 + TD_P);
-	td_expect_counts(test, &pr, (struct td_periodic_counts){
-		.runs = i + 1, .successes = 1, .timeouts = i });
-}
-
-/* What each result does to the interval, starting from the period. */
-static void td_test_periodic_results(struct kunit *test)
-{
-	static const struct {
-		int result;
-		u64 interval;
-	} steps[] = {
-		{ TDISPATCH_CONGESTION, 2 * TD_P },
-		{ TDISPATCH_TRANSIENT, 4 * TD_P },
-		{ TDISPATCH_PERMANENT, 4 * TD_P },
-		{ -1, 4 * TD_P },
-		{ TDISPATCH_TRANSIENT, 8 * TD_P },
-		{ TDISPATCH_CONGESTION, 8 * TD_P },
-		{ TDISPATCH_SUCCESS, TD_P },
-		{ TDISPATCH_PERMANENT, TD_P },
-	};
-	struct td_periodic pr;
-	ktime_t start = TD_T0;
-	unsigned int i;
-
-	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, TD_BOUND, NULL, TD_T0);
-	for (i = 0; i < ARRAY_SIZE(steps); i++) {
-		td_expect_run_at(test, &pr, start);
-		td_periodic_ended(&pr, steps[i].result, start + 50);
-		KUNIT_EXPECT_EQ_MSG(test, pr.interval_ns, steps[i].interval, "step %u", i);
-		start += 50 + steps[i].interval;
-		KUNIT_EXPECT_EQ(test, pr.next, start);
-	}
-	td_expect_counts(test, &pr, (struct td_periodic_counts){
-		.runs = 8, .successes = 1, .failures = 7 });
-}
-
-/* A bound that is not a power of two caps the doubling, not a step. */
-static void td_test_periodic_cap(struct kunit *test)
-{
-	static const u64 intervals[] = { 2 * TD_P, 3 * TD_P, 3 * TD_P };
-	const u64 huge = KTIME_MAX / 4;
-	struct td_periodic pr;
-	unsigned int i;
-
-	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, 3, NULL, TD_T0);
-	for (i = 0; i < ARRAY_SIZE(intervals); i++) {
-		KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, td_periodic_when(&pr)),
-				TD_PERIODIC_RUN);
-		td_periodic_ended(&pr, TDISPATCH_TRANSIENT, pr.run_deadline - 1);
-		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i]);
-	}
-	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, 1, NULL, TD_T0);
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, TD_T0), TD_PERIODIC_RUN);
-	td_periodic_ended(&pr, TDISPATCH_CONGESTION, TD_T0 + 1);
-	KUNIT_EXPECT_EQ(test, pr.interval_ns, TD_P);
-	/* Near the top of ktime_t: no overflow, and times saturate. */
-	KUNIT_ASSERT_TRUE(test, td_periodic_valid(huge, U64_MAX, 4));
-	td_periodic_init(&pr, 1, huge, U64_MAX, 4, NULL, TD_T0);
-	for (i = 0; i < 3; i++) {
-		ktime_t at = pr.next;
-
-		KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, at), TD_PERIODIC_RUN);
-		KUNIT_EXPECT_EQ(test, pr.run_deadline, KTIME_MAX);
-		td_periodic_ended(&pr, TDISPATCH_CONGESTION, at);
-	}
-	KUNIT_EXPECT_EQ(test, pr.interval_ns, 4 * huge);
-	KUNIT_EXPECT_EQ(test, pr.next, KTIME_MAX);
-}
-
-/* A timed-out run still going when the next falls due: that turn is skipped. */
-static void td_test_periodic_skipped(struct kunit *test)
-{
-	const ktime_t timeout = TD_T0 + TD_TIMEOUT;
-	const ktime_t due = timeout + 2 * TD_P;
-	struct td_periodic pr;
-
-	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, TD_BOUND, NULL, TD_T0);
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, TD_T0), TD_PERIODIC_RUN);
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, timeout - 1), TD_PERIODIC_NONE);
-	KUNIT_EXPECT_FALSE(test, pr.timed_out);
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, timeout), TD_PERIODIC_NONE);
-	KUNIT_EXPECT_TRUE(test, pr.timed_out);
-	KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), due);
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, due - 1), TD_PERIODIC_NONE);
-	KUNIT_EXPECT_EQ(test, pr.skipped, 0);
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, due), TD_PERIODIC_NONE);
-	KUNIT_EXPECT_EQ(test, pr.skipped, 1);
-	KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), due + 2 * TD_P);
-	/* Ticked late, the next one is an interval from then. */
-	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, due + 2 * TD_P + 5), TD_PERIODIC_NONE);
-	KUNIT_EXPECT_EQ(test, pr.skipped, 2);
-	KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), due + 4 * TD_P + 5);
-	td_periodic_ended(&pr, TDISPATCH_SUCCESS, due + 3 * TD_P);
-	KUNIT_EXPECT_EQ(test, pr.interval_ns, 2 * TD_P);
-	td_expect_run_at(test, &pr, due + 4 * TD_P + 5);
-	td_expect_counts(test, &pr, (struct td_periodic_counts){
-		.runs = 2, .timeouts = 1, .skipped = 2 });
-}
-
-static void td_test_periodic_valid(struct kunit *test)
-{
-	KUNIT_EXPECT_TRUE(test, td_periodic_valid(TD_P, TD_TIMEOUT, TD_BOUND));
-	KUNIT_EXPECT_TRUE(test, td_periodic_valid(1, 1, 1));
-	KUNIT_EXPECT_FALSE(test, td_periodic_valid(0, TD_TIMEOUT, TD_BOUND));
-	KUNIT_EXPECT_FALSE(test, td_periodic_valid(TD_P, 0, TD_BOUND));
-	KUNIT_EXPECT_FALSE(test, td_periodic_valid(TD_P, TD_TIMEOUT, 0));
-	KUNIT_EXPECT_TRUE(test, td_periodic_valid(KTIME_MAX, TD_TIMEOUT, 1));
-	KUNIT_EXPECT_FALSE(test, td_periodic_valid(KTIME_MAX, TD_TIMEOUT, 2));
-	KUNIT_EXPECT_FALSE(test, td_periodic_valid(U64_MAX / 2 + 1, TD_TIMEOUT, 2));
-	KUNIT_EXPECT_FALSE(test, td_periodic_valid(U64_MAX, TD_TIMEOUT, UINT_MAX));
-}
-
-/* The shaper */
-
-struct td_shaper_case {
-	const char *name;
-	enum tdispatch_result result;
-	u64 congestion_ns;
-	u64 transient_ns;
-	u64 holdoff_ns;		/* what recording @result starts */
-};
-
-static const struct td_shaper_case td_shaper_params[] = {
-	{ "congestion", TDISPATCH_CONGESTION, 1000, 5000, 1000 },
-	{ "transient", TDISPATCH_TRANSIENT, 5000, 2000, 2000 },
-	{ "congestion-capped", TDISPATCH_CONGESTION, 2 * TDISPATCH_MAX_DELAY_NS, 0,
-	  TDISPATCH_MAX_DELAY_NS },
-	{ "transient-capped", TDISPATCH_TRANSIENT, 0, U64_MAX, TDISPATCH_MAX_DELAY_NS },
-	{ "success", TDISPATCH_SUCCESS, 1000, 1000, 0 },
-	{ "permanent", TDISPATCH_PERMANENT, 1000, 1000, 0 },
-};
-
-static void td_shaper_case_desc(const struct td_shaper_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(td_shaper, td_shaper_params, td_shaper_case_desc);
-
-/* holdoff(t0 + x) is D - x for x < D and 0 from D on. */
-static void td_test_shaper_holdoff(struct kunit *test)
-{
-	const struct td_shaper_case *c = test->param_value;
-	const u64 d = c->holdoff_ns;
-	const u64 at[] = { 0, 1, d / 2, d - 1, d, d + 1, 2 * d };
-	struct td_shaper s;
-	unsigned int i;
-
-	td_shaper_init(&s, c->congestion_ns, c->transient_ns);
-	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, 0), 0);
-	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0), 0);
-	td_shaper_record(&s, c->result, TD_T0);
-	for (i = 0; i < ARRAY_SIZE(at); i++) {
-		if (at[i] > 2 * d)	/* d - 1 when d is 0 */
-			continue;
-		KUNIT_EXPECT_EQ_MSG(test, td_shaper_holdoff(&s, TD_T0 + at[i]),
-				    at[i] < d ? d - at[i] : 0, "at t0 + %llu", at[i]);
-	}
-}
-
-static void td_test_shaper_congestion_first(struct kunit *test)
-{
-	struct td_shaper s;
-
-	td_shaper_init(&s, 1000, 3000);
-	td_shaper_record(&s, TDISPATCH_TRANSIENT, TD_T0);
-	td_shaper_record(&s, TDISPATCH_CONGESTION, TD_T0);
-	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0), 1000);
-	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 400), 600);
-	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 1000), 2000);
-	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 2999), 1);
-	KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 3000), 0);
-}
-
-/* The rate limit's bucket: full at first, a token a millisecond at 1000/s. */
-static void td_test_bucket(struct kunit *test)
-{
-	struct td_bucket b = {};
-	ktime_t when = 0;
-
-	td_bucket_set(&b, 1000, 10, 0);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 0, 64, 1, &when), 10);
-	td_bucket_take(&b, 10);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 0, 64, 1, &when), 0);
-	KUNIT_EXPECT_EQ(test, when, NSEC_PER_MSEC);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, 1, &when), 5);
-	td_bucket_take(&b, 3);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, 1, &when), 2);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 1, 1, &when), 1);
-	/* A batch of 4 waits for 4 tokens: 2 more, 2 ms away. */
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC, 64, 4, &when), 0);
-	KUNIT_EXPECT_EQ(test, when, 7 * NSEC_PER_MSEC);
-	/* Half a token saved: the next whole one is half a millisecond away. */
-	td_bucket_take(&b, 2);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 5 * NSEC_PER_MSEC + NSEC_PER_MSEC / 2, 64, 0,
-					      &when), 0);
-	KUNIT_EXPECT_EQ(test, when, 6 * NSEC_PER_MSEC);
-	/* Never more than the burst, however long it was quiet. */
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, 1, &when), 10);
-	/* Needing more than the burst is needing the burst. */
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, 99, &when), 10);
-	/* A smaller burst caps what was saved; rate 0 lifts the limit. */
-	td_bucket_set(&b, 1000, 4, 100 * NSEC_PER_SEC);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, 1, &when), 4);
-	td_bucket_set(&b, 0, 4, 100 * NSEC_PER_SEC);
-	KUNIT_EXPECT_EQ(test, td_bucket_allow(&b, 100 * NSEC_PER_SEC, 64, 1, &when), 64);
-}
-
-static void td_test_shaper_restart(struct kunit *test)
-{
-	static const enum tdispatch_result results[] = {
-		TDISPATCH_CONGESTION, TDISPATCH_TRANSIENT,
-	};
-	struct td_shaper s;
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(results); i++) {
-		td_shaper_init(&s, 1000, 1000);
-		td_shaper_record(&s, results[i], TD_T0);
-		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 600), 400);
-		td_shaper_record(&s, results[i], TD_T0 + 600);
-		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 600), 1000);
-		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 1500), 100);
-		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 1600), 0);
-		/* After one has run out, a new failure starts afresh. */
-		td_shaper_record(&s, results[i], TD_T0 + 5000);
-		KUNIT_EXPECT_EQ(test, td_shaper_holdoff(&s, TD_T0 + 5000), 1000);
-	}
-}
-
 /* The wheel: far due times, cascades, order and a random walk */
 
 #define TD_MS		NSEC_PER_MSEC
@@ -1880,24 +1561,6 @@ static struct kunit_case td_wheel_cases[] = {
 	{}
 };
 
-static struct kunit_case td_periodic_cases[] = {
-	KUNIT_CASE(td_test_periodic_due),
-	KUNIT_CASE(td_test_periodic_timeout_backoff),
-	KUNIT_CASE(td_test_periodic_results),
-	KUNIT_CASE(td_test_periodic_cap),
-	KUNIT_CASE(td_test_periodic_skipped),
-	KUNIT_CASE(td_test_periodic_valid),
-	{}
-};
-
-static struct kunit_case td_shaper_cases[] = {
-	KUNIT_CASE_PARAM(td_test_shaper_holdoff, td_shaper_gen_params),
-	KUNIT_CASE(td_test_shaper_congestion_first),
-	KUNIT_CASE(td_test_shaper_restart),
-	KUNIT_CASE(td_test_bucket),
-	{}
-};
-
 #define TD_SUITE(_name)						\
 	static struct kunit_suite td_##_name##_suite = {		\
 		.name = "tdispatch_" #_name,				\
@@ -1912,12 +1575,10 @@ TD_SUITE(exclusion);
 TD_SUITE(cancel);
 TD_SUITE(delayed);
 TD_SUITE(wheel);
-TD_SUITE(periodic);
-TD_SUITE(shaper);
 
 kunit_test_suites(&td_pending_suite, &td_overflow_suite, &td_batch_suite,
 		  &td_expiry_suite, &td_exclusion_suite, &td_cancel_suite,
-		  &td_delayed_suite, &td_wheel_suite, &td_periodic_suite, &td_shaper_suite);
+		  &td_delayed_suite, &td_wheel_suite);
 
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("KUnit tests of the tdispatch pending set, shaper and periodic tasks");
+MODULE_DESCRIPTION("KUnit tests of the tdispatch pending set and its timing wheel");
