@@ -1419,7 +1419,7 @@ static void *rk_release_run(void *arg)
  * section of its own, so a fatal signal stops it at once and a withdrawal
  * waits for one chunk, not for the whole key; the rest stay delayed.  What
  * tells the old code from the new is that the call stops short of the
- * whole key; the times are bounds for a slow emulator.
+ * whole key; the bound of a second is four times the debug kernel's.
  */
 TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 {
@@ -1453,7 +1453,8 @@ TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	took = now_ns() - t0;
 	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("the release ended before the kill");
-	EXPECT_GT(2 * SEC, took) TH_LOG("the killed release took %llu ms to end", took / MSEC);
+	EXPECT_GT(SEC, took) TH_LOG("the killed release took %llu ms to end", took / MSEC);
+	TH_LOG("a SIGKILL ended a release of %d tasks after %llu us", RK_TASKS, took / 1000);
 	td_stats(_metadata, self->fd, &st);
 	EXPECT_GT(before + RK_TASKS, st.released) TH_LOG("it went on after the kill");
 
@@ -1466,7 +1467,8 @@ TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 	ASSERT_EQ(0, td_publish(0));
 	took = now_ns() - t0;
 	ASSERT_EQ(0, pthread_join(t.tid, NULL));
-	EXPECT_GT(2 * SEC, took) TH_LOG("the withdrawal took %llu ms", took / MSEC);
+	EXPECT_GT(SEC, took) TH_LOG("the withdrawal took %llu ms", took / MSEC);
+	TH_LOG("a withdrawal during a release of %d tasks took %llu us", RK_TASKS, took / 1000);
 	EXPECT_LT(0, t.ret) TH_LOG("release: %s", strerror(-t.ret));
 	EXPECT_GT(RK_TASKS - (before - first), t.ret) TH_LOG("the release ran to its end");
 
