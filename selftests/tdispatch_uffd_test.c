@@ -167,6 +167,23 @@ static long td_close_dup(int fd)
 	return d < 0 || close(d) ? -errno : 0;
 }
 
+/*
+ * Counters once @done tasks are done: the kworkers file a batch after its
+ * COMPLETE returns, and no event says when, so the counters are polled.
+ */
+static void td_await_done(struct __test_metadata *_metadata, int fd,
+			  struct tdispatch_stats_user *st, __u64 done)
+{
+	unsigned int i;
+
+	for (i = 0; i < WAIT_MS; i++) {
+		td_stats(_metadata, fd, st);
+		if (st->done == done)
+			break;
+		usleep(1000);
+	}
+}
+
 FIXTURE(uffd) {
 	struct td_trap trap;
 	struct td_parked parked;
@@ -379,12 +396,7 @@ TEST_F_TIMEOUT(uffd, take_holds_up_no_other_taker_or_close, 60)
 	EXPECT_EQ(lt[0].id, other.t[0].id);
 	EXPECT_EQ(0, td_complete(fd, other.tk.batch, TDISPATCH_RESULT_SUCCESS));
 	/* Both done once the kworkers have filed them. */
-	for (i = 0; i < WAIT_MS; i++) {
-		td_stats(_metadata, fd, &st);
-		if (st.done == 2)
-			break;
-		usleep(1000);
-	}
+	td_await_done(_metadata, fd, &st, 2);
 	EXPECT_EQ(2, st.done);
 	EXPECT_EQ(1, st.redelivered);
 	close(fd);
@@ -405,7 +417,7 @@ TEST_F_TIMEOUT(uffd, a_slot_written_while_take_copies_it_is_queued_again, 60)
 	struct td_taken b;
 	struct td_map m;
 	struct td_pl pl;
-	int fd = td_open(_metadata), i;
+	int fd = td_open(_metadata);
 
 	if (!variant->wp)
 		SKIP(close(fd); return, "TAKE only copies out");
@@ -431,12 +443,7 @@ TEST_F_TIMEOUT(uffd, a_slot_written_while_take_copies_it_is_queued_again, 60)
 	EXPECT_EQ(7, b.t[0].id);
 	EXPECT_EQ(2, td_payload(&b, 0).ver);
 	EXPECT_EQ(0, td_complete(fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS));
-	for (i = 0; i < WAIT_MS; i++) {
-		td_stats(_metadata, fd, &st);
-		if (st.done == 2)
-			break;
-		usleep(1000);
-	}
+	td_await_done(_metadata, fd, &st, 2);
 	EXPECT_EQ(2, st.done);
 	EXPECT_EQ(2, st.accepted);
 	EXPECT_EQ(2, st.slot_writes);
@@ -541,12 +548,7 @@ TEST_F_TIMEOUT(uffd, a_refused_requeue_is_kicked_by_the_kernel_later, 120)
 	}
 	EXPECT_TRUE(found) TH_LOG("the second write never came (%u of %u big tasks seen)", seen,
 				  big);
-	for (i = 0; i < WAIT_MS; i++) {
-		td_stats(_metadata, fd, &st);
-		if (st.done == big + 2)
-			break;
-		usleep(1000);
-	}
+	td_await_done(_metadata, fd, &st, big + 2);
 	EXPECT_EQ(big + 2, st.done);
 	EXPECT_EQ(2, st.slot_writes);
 	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
@@ -623,12 +625,7 @@ TEST_F_TIMEOUT(uffd, parked_submit_holds_back_no_task, 60)
 		EXPECT_EQ(2, b.t[0].id);
 		EXPECT_EQ(0, td_complete(fd, b.tk.batch, TDISPATCH_RESULT_SUCCESS));
 	}
-	for (i = 0; i < WAIT_MS; i++) {
-		td_stats(_metadata, fd, &st);
-		if (st.done == nr + 1)
-			break;
-		usleep(1000);
-	}
+	td_await_done(_metadata, fd, &st, nr + 1);
 	EXPECT_EQ(nr + 1, st.done);
 	EXPECT_TRUE(td_equation_holds(&st));
 	close(fd);
