@@ -49,32 +49,34 @@ static void td_show_stats(struct seq_file *m, const struct tdispatch_stats *st)
 		   st->rate, st->burst, st->throttled_ns, st->released);
 }
 
-static void td_show_delayed_task(struct seq_file *m, struct td_task_ext *x, ktime_t now)
+static void td_show_delayed_task(struct seq_file *m, struct td_wheel_node *e, ktime_t now)
 {
-	seq_printf(m, "delayed id %llu due_in_ms %lld%s\n", x->task.id,
-		   ktime_ms_delta(x->not_before, now),
-		   x->task.flags & TD_TASK_WATCHED ? " watching" : "");
+	struct tdispatch_task *t = &container_of(e, struct td_task_ext, delay)->task;
+
+	seq_printf(m, "delayed id %llu due_in_ms %lld%s\n", t->id,
+		   ktime_ms_delta(e->due, now),
+		   t->flags & TD_TASK_WATCHED ? " watching" : "");
 }
 
 /*
  * The wheel's first tasks: the near window in firing order, then the
- * slots level by level (each slot in no order), at most TD_DEBUG_SHOW.
+ * buckets level by level (each in no order), at most TD_DEBUG_SHOW.
  */
 static void td_show_delayed(struct seq_file *m, struct td_pending *p, ktime_t now)
 {
 	struct td_wheel *w = &p->delayed;
-	unsigned int lvl, s, i = 0;
-	struct td_task_ext *x;
+	unsigned int lvl, b, i = 0;
+	struct td_wheel_node *e;
 	struct rb_node *n;
 
 	for (n = rb_first_cached(&w->near); n && i < TD_DEBUG_SHOW; n = rb_next(n), i++)
-		td_show_delayed_task(m, rb_entry(n, struct td_task_ext, tnode), now);
+		td_show_delayed_task(m, rb_entry(n, struct td_wheel_node, rb), now);
 	for (lvl = 0; lvl < TD_WHEEL_LEVELS && i < TD_DEBUG_SHOW; lvl++) {
-		for (s = 0; s < TD_WHEEL_SIZE && i < TD_DEBUG_SHOW; s++) {
-			hlist_for_each_entry(x, &w->slot[lvl][s], task.tslot) {
+		for (b = 0; b < TD_WHEEL_SIZE && i < TD_DEBUG_SHOW; b++) {
+			hlist_for_each_entry(e, &w->bucket[lvl][b], bucket) {
 				if (i == TD_DEBUG_SHOW)
 					break;
-				td_show_delayed_task(m, x, now);
+				td_show_delayed_task(m, e, now);
 				i++;
 			}
 		}

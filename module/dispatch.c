@@ -210,7 +210,7 @@ int td_acceptor_fn(void *arg)
 		now = ktime_get();
 		td_drain_input(d, now, &reap);
 		td_pending_promote(&d->pending, now, &reap);
-		bits = td_pending_ids_bits(&d->pending, d->pending.ids.nr);
+		bits = td_ids_bits(&d->pending.ids, d->pending.ids.nr);
 		/* Not below what the backlog asked for: it may be there again. */
 		bits = max(bits, min(want, d->pending.ids.bits));
 		resize = bits != d->pending.ids.bits;
@@ -361,7 +361,7 @@ static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int re
  */
 static bool td_ids_misfit(struct tdispatch *d)
 {
-	unsigned int bits = td_pending_ids_bits(&d->pending, d->pending.ids.nr);
+	unsigned int bits = td_ids_bits(&d->pending.ids, d->pending.ids.nr);
 
 	lockdep_assert_held(&d->lock);
 	if (bits > d->pending.ids.bits)

@@ -1,102 +1,152 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The size of the pending set's id hash, which follows the tasks held:
- * grown before the acceptor drains a backlog, resized after, and grown at
- * once by any other drain of a burst.
+ * The pending set's id hash: every task the set holds, chained by ->hnext
+ * in a bucket chosen by a keyed hash of its id.  Nothing here locks,
+ * allocates or reads a clock; ids_resize.c decides its size.
  */
+#include <linux/log2.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
-#include <linux/sched/mm.h>
-#include <linux/slab.h>
+#include <linux/random.h>
+#include <linux/string.h>
+#include <linux/tdispatch.h>
 
-#include "internal.h"
+#include "ids.h"
 
-/* About how many tasks and items wait in the input lists, for the id hash. */
-static unsigned int td_input_backlog(struct tdispatch *d)
+void td_ids_init(struct td_ids *h)
 {
-	u64 n = 0;
-	int cpu;
+	memset(h, 0, sizeof(*h));
+	h->bucket = h->first;
+	h->bits = TD_IDS_MIN_BITS;
+	get_random_bytes(&h->key, sizeof(h->key));
+	h->last_hash = hsiphash_2u32(0, 0, &h->key);
+}
 
-	for_each_possible_cpu(cpu)
-		n += td_input_backlog_cpu(per_cpu_ptr(d->input, cpu));
-	return min_t(u64, n, UINT_MAX);
+/* Free the buckets if they were allocated; the hash holds no task. */
+void td_ids_free(struct td_ids *h)
+{
+	if (h->bucket != h->first)
+		kvfree(h->bucket);
 }
 
 /*
- * The id hash follows the tasks held: buckets of 1 << @bits are allocated
- * outside the lock, charged as the dispatcher is, filled under it, and the
- * old ones freed outside it again (or, growing at once for a burst, all
- * under it).  A failed allocation only leaves the chains longer.
+ * One step on an id looks it up and links or unlinks it, so the last
+ * id's hash is kept (it does not depend on the size).
  */
-static struct tdispatch_task **td_ids_alloc(struct tdispatch *d, unsigned int bits, gfp_t gfp)
+static struct tdispatch_task **td_ids_bucket(struct td_ids *h, u64 id)
 {
-	struct mem_cgroup *old = set_active_memcg(d->memcg);
-	struct tdispatch_task **nb;
-
-	nb = kvcalloc(1U << bits, sizeof(*nb), gfp | __GFP_ACCOUNT | __GFP_NOWARN);
-	set_active_memcg(old);
-	return nb;
-}
-
-void td_resize_ids(struct tdispatch *d, unsigned int bits)
-{
-	struct tdispatch_task **nb = NULL;
-
-	if (bits > TD_IDS_MIN_BITS) {
-		nb = td_ids_alloc(d, bits, GFP_KERNEL | __GFP_RETRY_MAYFAIL);
-		if (!nb)
-			return;
+	if (id != h->last_id) {
+		h->last_id = id;
+		h->last_hash = hsiphash_2u32(id, id >> 32, &h->key);
 	}
-	mutex_lock(&d->lock);
-	nb = td_pending_ids_move(&d->pending, nb, bits);
-	mutex_unlock(&d->lock);
-	kvfree(nb);
+	return &h->bucket[h->last_hash & ((1U << h->bits) - 1)];
 }
 
-/*
- * The size the id hash wants once @incoming more tasks are drained.  A
- * backlog may be many tasks of a few ids, which coalesce; the set holds
- * at most max_buffer pending tasks however many come, so no more count.
- */
-static unsigned int td_ids_bits_for(struct td_pending *p, unsigned int incoming)
+void td_ids_link(struct td_ids *h, struct tdispatch_task *t)
 {
-	return td_pending_ids_bits(p, p->ids.nr + min(incoming, p->max_buffer));
+	struct tdispatch_task **b = td_ids_bucket(h, t->id);
+
+	t->hnext = *b;
+	*b = t;
+	h->nr++;
 }
 
-/*
- * @nr more tasks are coming, enough to load the id hash past four a bucket
- * (a burst of up to max_input from a CPU, between two of the acceptor's
- * resizes): grow it now, under the lock, without sleeping or reclaiming.
- */
-void td_grow_ids_now(struct tdispatch *d, unsigned int nr)
+/* The pointer that leads to @t, which must be in @h. */
+static struct tdispatch_task **td_ids_link_to(struct td_ids *h, struct tdispatch_task *t)
 {
-	struct td_pending *p = &d->pending;
-	unsigned int bits = td_ids_bits_for(p, nr);
-	struct tdispatch_task **nb;
+	struct tdispatch_task **pp = td_ids_bucket(h, t->id);
 
-	lockdep_assert_held(&d->lock);
-	if (bits <= p->ids.bits + 2)
-		return;
-	nb = td_ids_alloc(d, bits, GFP_NOWAIT);
-	if (nb)
-		kvfree(td_pending_ids_move(p, nb, bits));
+	while (*pp != t) {
+		if (WARN_ON_ONCE(!*pp))
+			return NULL;
+		pp = &(*pp)->hnext;
+	}
+	return pp;
 }
 
-/*
- * Before a drain, grow the id hash for the input that waits, with the
- * allocation outside the lock, so that the drain does not walk chains
- * that stay long until the resize after it.  Read without the lock, the
- * sizes are a guess: any size is correct, and that resize mends a bad one.
- * Return the size wanted, below which that resize must not shrink the
- * hash: a backlog of a few ids would have it grown again at each pass.
- */
-unsigned int td_presize_ids(struct tdispatch *d)
+void td_ids_unlink(struct td_ids *h, struct tdispatch_task *t)
 {
-	struct td_pending *p = &d->pending;
-	/* Racy reads of the hash's size and the bound, a guess as said above. */
-	unsigned int bits = data_race(td_ids_bits_for(p, td_input_backlog(d)));
+	struct tdispatch_task **pp = td_ids_link_to(h, t);
 
-	/* Racy: another drainer may grow it at once meanwhile, as said above. */
-	if (bits > data_race(p->ids.bits))
-		td_resize_ids(d, bits);
-	return bits;
+	if (pp) {
+		*pp = t->hnext;
+		h->nr--;
+	}
+}
+
+/* @t, of @old's id, takes @old's place in the hash. */
+void td_ids_replace(struct td_ids *h, struct tdispatch_task *old, struct tdispatch_task *t)
+{
+	struct tdispatch_task **pp = td_ids_link_to(h, old);
+
+	if (pp) {
+		t->hnext = old->hnext;
+		*pp = t;
+	}
+}
+
+/* The first task in @id's chain; follow ->hnext for the rest. */
+struct tdispatch_task *td_ids_chain(struct td_ids *h, u64 id)
+{
+	return *td_ids_bucket(h, id);
+}
+
+/**
+ * td_ids_bits() - the size an id hash should have
+ * @h: the id hash
+ * @nr: for how many tasks
+ *
+ * Past two tasks a bucket on average, as many buckets as tasks (rounded up
+ * to a power of two); below one task in four buckets, as many again.
+ *
+ * Return: log2 of the number of buckets wanted; the current one if the
+ * hash is fine as it is.
+ */
+unsigned int td_ids_bits(struct td_ids *h, unsigned int nr)
+{
+	if (nr > 2U << h->bits || nr < (1U << h->bits) / 4)
+		return clamp_t(unsigned int, order_base_2(nr), TD_IDS_MIN_BITS,
+			       TD_IDS_MAX_BITS);
+	return h->bits;
+}
+
+/**
+ * td_ids_move() - move an id hash into new buckets
+ * @h: the id hash
+ * @nb: 1 << @bits zeroed buckets, allocated with kvmalloc(); NULL for the
+ *	hash's own few, when @bits is TD_IDS_MIN_BITS
+ * @bits: log2 of their number
+ *
+ * Any size is correct, td_ids_bits() says which is fast.  Each task
+ * moves once, so the cost is constant per task over time, but paid at
+ * once, under the caller's lock.
+ *
+ * Return: the old buckets, for the caller to kvfree() once it has dropped
+ * its lock (NULL if they were the hash's own).
+ */
+struct tdispatch_task **td_ids_move(struct td_ids *h, struct tdispatch_task **nb,
+				    unsigned int bits)
+{
+	struct tdispatch_task **old = h->bucket, *t, *next;
+	unsigned int i, nr = 1U << h->bits;
+
+	if (!nb) {
+		if (WARN_ON_ONCE(bits != TD_IDS_MIN_BITS) || old == h->first)
+			return NULL;
+		/* Unused while the hash was bigger: stale. */
+		nb = h->first;
+		memset(nb, 0, sizeof(h->first));
+	}
+	h->bucket = nb;
+	h->bits = bits;
+	for (i = 0; i < nr; i++) {
+		for (t = old[i]; t; t = next) {
+			struct tdispatch_task **b = td_ids_bucket(h, t->id);
+
+			next = t->hnext;
+			t->hnext = *b;
+			*b = t;
+		}
+	}
+	return old == h->first ? NULL : old;
 }

@@ -63,7 +63,7 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 		*len = td_uslots_peek(u->slots, r->index, bounce, &r->seq);
 		return *len <= room ? bounce : NULL;
 	}
-	if (!(ut->x.task.flags & TD_TASK_MERGE) || td_merge_out(&ut->x)) {
+	if (!(ut->x.task.flags & TD_TASK_MERGE) || td_merge_out(ut)) {
 		*len = p->len;
 		if (*len > room)
 			return NULL;
@@ -75,7 +75,7 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 	b = td_merge_lock(&u->merge, ut->x.task.id);
 	*len = p->len;
 	if (*len <= room) {
-		ut->taking = !td_merge_out(&ut->x);
+		ut->taking = !td_merge_out(ut);
 		memcpy(bounce, p->data, *len);
 	}
 	hlist_bl_unlock(b);
@@ -102,7 +102,7 @@ static void td_payload_settle(struct td_user *u, struct td_payload *p, bool take
 		return;
 	b = td_merge_lock(&u->merge, ut->x.task.id);
 	if (taken)
-		td_merge_del(&ut->x);
+		td_merge_del(ut);
 	ut->taking = false;
 	hlist_bl_unlock(b);
 }

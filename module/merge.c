@@ -76,56 +76,56 @@ struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id)
 }
 
 /* The task of @id in its locked bucket @b, or NULL. */
-struct td_task_ext *td_merge_find(struct hlist_bl_head *b, u64 id)
+struct td_utask *td_merge_find(struct hlist_bl_head *b, u64 id)
 {
 	struct hlist_bl_node *pos;
-	struct td_task_ext *x;
+	struct td_utask *ut;
 
-	hlist_bl_for_each_entry(x, pos, b, mnode)
-		if (x->task.id == id)
-			return x;
+	hlist_bl_for_each_entry(ut, pos, b, mnode)
+		if (ut->x.task.id == id)
+			return ut;
 	return NULL;
 }
 
-/* In, by its ->task.id: it has none in its locked bucket @b. */
-void td_merge_add(struct hlist_bl_head *b, struct td_task_ext *x)
+/* In, by its task's id: it has none in its locked bucket @b. */
+void td_merge_add(struct hlist_bl_head *b, struct td_utask *ut)
 {
-	hlist_bl_add_head(&x->mnode, b);
+	hlist_bl_add_head(&ut->mnode, b);
 }
 
 /* Out of its locked bucket, if it is in; it never goes in again. */
-void td_merge_del(struct td_task_ext *x)
+void td_merge_del(struct td_utask *ut)
 {
-	if (hlist_bl_unhashed(&x->mnode))
+	if (hlist_bl_unhashed(&ut->mnode))
 		return;
-	__hlist_bl_del(&x->mnode);
-	x->mnode.next = NULL;
+	__hlist_bl_del(&ut->mnode);
+	ut->mnode.next = NULL;
 	/* Last, for td_merge_out(). */
-	smp_store_release(&x->mnode.pprev, NULL);
+	smp_store_release(&ut->mnode.pprev, NULL);
 }
 
 /*
  * Whether a task is out of the table, without its lock: for good, and
  * with every payload that merges wrote before seen.
  */
-bool td_merge_out(struct td_task_ext *x)
+bool td_merge_out(struct td_utask *ut)
 {
 	/* Pairs with smp_store_release() in td_merge_del(). */
-	return !smp_load_acquire(&x->mnode.pprev);
+	return !smp_load_acquire(&ut->mnode.pprev);
 }
 
 /*
  * Out, if it is in, for a task that ends.  A task goes in before the
  * engine can see it, so one out now is out for good.
  */
-void td_merge_forget(struct td_merge *m, struct td_task_ext *x)
+void td_merge_forget(struct td_merge *m, struct td_utask *ut)
 {
 	struct hlist_bl_head *b;
 
-	if (td_merge_out(x))
+	if (td_merge_out(ut))
 		return;
-	b = td_merge_lock(m, x->task.id);
-	td_merge_del(x);
+	b = td_merge_lock(m, ut->x.task.id);
+	td_merge_del(ut);
 	hlist_bl_unlock(b);
 }
 
@@ -140,15 +140,13 @@ void td_merge_forget(struct td_merge *m, struct td_task_ext *x)
 static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, const u8 *data,
 			 u32 len)
 {
-	struct td_task_ext *x = td_merge_find(b, id);
-	struct td_utask *ut;
+	struct td_utask *ut = td_merge_find(b, id);
 	int ret;
 
-	if (!x)
+	if (!ut)
 		return 0;
-	ut = container_of(x, struct td_utask, x);
-	if (READ_ONCE(x->task.state) < TD_TASK_INPUT || ut->taking) {
-		td_merge_del(x);
+	if (READ_ONCE(ut->x.task.state) < TD_TASK_INPUT || ut->taking) {
+		td_merge_del(ut);
 		return 0;
 	}
 	ret = td_submit_merged(u->d);
@@ -204,11 +202,11 @@ int td_submit_merge(struct td_user *u, const struct tdispatch_utask *ut,
 	/* Another producer's may have come in meanwhile. */
 	ret = td_merge_into(u, b, ut->id, data, len);
 	if (!ret) {
-		td_merge_add(b, &task->x);
+		td_merge_add(b, task);
 		ret = td_submit_task(u->d, &task->x.task, ut->id, &task->p, &o, NULL,
 				     TD_TASK_OWNED | TD_TASK_MERGE, v);
 		if (ret)
-			td_merge_del(&task->x);
+			td_merge_del(task);
 	}
 	hlist_bl_unlock(b);
 	/* Not submitted: no %TD_TASK_MERGE, and out of the table. */
@@ -238,7 +236,7 @@ int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
 			      u8 flags, struct td_vec *v)
 {
 	struct hlist_bl_head *b;
-	struct td_task_ext *x;
+	struct td_utask *ut;
 	int ret;
 
 	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED | flags, v);
@@ -250,9 +248,9 @@ int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
 	if (ret || !smp_load_acquire(&u->merge.heads))
 		return ret;
 	b = td_merge_lock(&u->merge, id);
-	x = td_merge_find(b, id);
-	if (x)
-		td_merge_del(x);
+	ut = td_merge_find(b, id);
+	if (ut)
+		td_merge_del(ut);
 	hlist_bl_unlock(b);
 	return 0;
 }

@@ -8,32 +8,18 @@
  * that ends is moved to the caller's reap list with its outcome in
  * ->state, so that payloads are released after the lock is dropped.
  */
-#include <linux/log2.h>
 #include <linux/mm.h>
-#include <linux/random.h>
 #include <linux/rbtree.h>
-#include <linux/siphash.h>
 #include <linux/slab.h>
 
 #include "pending.h"
-
-/* Delayed tasks wait in a td_wheel; ->queued holds their arrival number. */
-#define TD_WHEEL_ENTRY		struct td_task_ext
-#define TD_WHEEL_DUE(x)		((u64)(x)->not_before)
-#define TD_WHEEL_SEQ(x)		((x)->task.queued)
-#define TD_WHEEL_RB		tnode
-#define TD_WHEEL_SLOT		task.tslot
-#include "wheel.c"
 
 void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 		     unsigned int max_batch, u64 max_delay_ns)
 {
 	/* Field by field: the wheel makes the struct too big for the stack. */
 	memset(p, 0, sizeof(*p));
-	p->ids.bucket = p->ids.first;
-	p->ids.bits = TD_IDS_MIN_BITS;
-	get_random_bytes(&p->ids.key, sizeof(p->ids.key));
-	p->ids.last_hash = hsiphash_2u32(0, 0, &p->ids.key);
+	td_ids_init(&p->ids);
 	p->watchers = RB_ROOT;
 	p->max_buffer = max_buffer;
 	p->max_batch = max_batch;
@@ -45,158 +31,16 @@ void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 /* Free the id hash's buckets if they were allocated; the set holds no task. */
 void td_pending_free(struct td_pending *p)
 {
-	if (p->ids.bucket != p->ids.first)
-		kvfree(p->ids.bucket);
-}
-
-/*
- * Keyed: ids come from users, who must not be able to fill one bucket.
- * One step on an id looks it up and links or unlinks it, so the last
- * id's hash is kept (it does not depend on the size).
- */
-static struct tdispatch_task **td_ids_bucket(struct td_ids *h, u64 id)
-{
-	if (id != h->last_id) {
-		h->last_id = id;
-		h->last_hash = hsiphash_2u32(id, id >> 32, &h->key);
-	}
-	return &h->bucket[h->last_hash & ((1U << h->bits) - 1)];
-}
-
-static void td_ids_link(struct td_ids *h, struct tdispatch_task *t)
-{
-	struct tdispatch_task **b = td_ids_bucket(h, t->id);
-
-	t->hnext = *b;
-	*b = t;
-	h->nr++;
-}
-
-/* The pointer that leads to @t, which must be in @h. */
-static struct tdispatch_task **td_ids_link_to(struct td_ids *h, struct tdispatch_task *t)
-{
-	struct tdispatch_task **pp = td_ids_bucket(h, t->id);
-
-	while (*pp != t) {
-		if (WARN_ON_ONCE(!*pp))
-			return NULL;
-		pp = &(*pp)->hnext;
-	}
-	return pp;
-}
-
-static void td_ids_unlink(struct td_ids *h, struct tdispatch_task *t)
-{
-	struct tdispatch_task **pp = td_ids_link_to(h, t);
-
-	if (pp) {
-		*pp = t->hnext;
-		h->nr--;
-	}
-}
-
-/* @t, of @old's id, takes @old's place in the hash. */
-static void td_ids_replace(struct td_ids *h, struct tdispatch_task *old,
-			   struct tdispatch_task *t)
-{
-	struct tdispatch_task **pp = td_ids_link_to(h, old);
-
-	if (pp) {
-		t->hnext = old->hnext;
-		*pp = t;
-	}
-}
-
-/* The task of @id in one of the states in the mask @states. */
-#define TD_IN(state)	BIT((state) - TD_TASK_INPUT)
-
-static struct tdispatch_task *td_ids_find(struct td_ids *h, u64 id, unsigned int states)
-{
-	struct tdispatch_task *t;
-
-	for (t = *td_ids_bucket(h, id); t; t = t->hnext)
-		if (t->id == id && (TD_IN(t->state) & states))
-			return t;
-	return NULL;
-}
-
-/**
- * td_pending_ids_bits() - the size the id hash should have
- * @p: the pending set
- * @nr: for how many tasks
- *
- * Past two tasks a bucket on average, as many buckets as tasks (rounded up
- * to a power of two); below one task in four buckets, as many again.
- *
- * Return: log2 of the number of buckets wanted; the current one if the
- * hash is fine as it is.
- */
-unsigned int td_pending_ids_bits(struct td_pending *p, unsigned int nr)
-{
-	struct td_ids *h = &p->ids;
-
-	if (nr > 2U << h->bits || nr < (1U << h->bits) / 4)
-		return clamp_t(unsigned int, order_base_2(nr), TD_IDS_MIN_BITS,
-			       TD_IDS_MAX_BITS);
-	return h->bits;
-}
-
-/**
- * td_pending_ids_move() - move the id hash into new buckets
- * @p: the pending set
- * @nb: 1 << @bits zeroed buckets, allocated with kvmalloc(); NULL for the
- *	set's own few, when @bits is TD_IDS_MIN_BITS
- * @bits: log2 of their number
- *
- * Any size is correct, td_pending_ids_bits() says which is fast.  Each task
- * moves once, so the cost is constant per task over time, but paid at
- * once, under the caller's lock.
- *
- * Return: the old buckets, for the caller to kvfree() once it has dropped
- * its lock (NULL if they were the set's own).
- */
-struct tdispatch_task **td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb,
-					    unsigned int bits)
-{
-	struct td_ids *h = &p->ids;
-	struct tdispatch_task **old = h->bucket, *t, *next;
-	unsigned int i, nr = 1U << h->bits;
-
-	if (!nb) {
-		if (WARN_ON_ONCE(bits != TD_IDS_MIN_BITS) || old == h->first)
-			return NULL;
-		/* Unused while the hash was bigger: stale. */
-		nb = h->first;
-		memset(nb, 0, sizeof(h->first));
-	}
-	h->bucket = nb;
-	h->bits = bits;
-	for (i = 0; i < nr; i++) {
-		for (t = old[i]; t; t = next) {
-			struct tdispatch_task **b = td_ids_bucket(h, t->id);
-
-			next = t->hnext;
-			t->hnext = *b;
-			*b = t;
-		}
-	}
-	return old == h->first ? NULL : old;
+	td_ids_free(&p->ids);
 }
 
 static void td_task_end(struct td_pending *p, struct tdispatch_task *t,
 			enum tdispatch_outcome outcome, struct list_head *reap)
 {
-	/* Read without the lock by user.c's merges: see td_merge_into(). */
+	/* Read without the lock by a task's owner: see td_merge_into(). */
 	WRITE_ONCE(t->state, outcome);
 	p->outcomes[outcome]++;
 	list_add_tail(&t->order, reap);
-}
-
-static bool td_task_expired(const struct tdispatch_task *t, ktime_t now)
-{
-	ktime_t deadline = td_task_deadline(t);
-
-	return deadline && ktime_after(now, deadline);
 }
 
 /**
@@ -208,7 +52,7 @@ static bool td_task_expired(const struct tdispatch_task *t, ktime_t now)
  */
 struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id)
 {
-	return td_ids_find(&p->ids, id, TD_IN(TD_TASK_PENDING) | TD_IN(TD_TASK_INFLIGHT));
+	return td_pending_find(p, id, TD_IN(TD_TASK_PENDING) | TD_IN(TD_TASK_INFLIGHT));
 }
 
 /**
@@ -223,7 +67,7 @@ struct tdispatch_task *td_pending_waiter(struct td_pending *p, u64 id)
 	/* Most ids have none: no walk of the chain to find out. */
 	if (!p->nr_waiting)
 		return NULL;
-	return td_ids_find(&p->ids, id, TD_IN(TD_TASK_WAITING));
+	return td_pending_find(p, id, TD_IN(TD_TASK_WAITING));
 }
 
 /**
@@ -235,14 +79,7 @@ struct tdispatch_task *td_pending_waiter(struct td_pending *p, u64 id)
  */
 struct tdispatch_task *td_pending_lookup_delayed(struct td_pending *p, u64 id)
 {
-	return td_ids_find(&p->ids, id, TD_IN(TD_TASK_DELAYED));
-}
-
-/* Strictly less only: rb_add() puts equal keys in the order they came. */
-static bool td_watcher_less(struct rb_node *a, const struct rb_node *b)
-{
-	return rb_entry(a, struct td_watcher, node)->key <
-	       rb_entry(b, struct td_watcher, node)->key;
+	return td_pending_find(p, id, TD_IN(TD_TASK_DELAYED));
 }
 
 /* @t, now delayed, watches its key. */
@@ -250,7 +87,7 @@ static void td_watch_link(struct td_pending *p, struct tdispatch_task *t)
 {
 	if (t->flags & TD_TASK_WATCHED) {
 		td_ext(t)->watcher->t = t;
-		rb_add(&td_ext(t)->watcher->node, &p->watchers, td_watcher_less);
+		td_watch_add(&p->watchers, td_ext(t)->watcher);
 	}
 }
 
@@ -260,7 +97,7 @@ static void td_watch_drop(struct td_pending *p, struct tdispatch_task *t, bool l
 	if (!(t->flags & TD_TASK_WATCHED))
 		return;
 	if (linked)
-		rb_erase(&td_ext(t)->watcher->node, &p->watchers);
+		td_watch_del(&p->watchers, td_ext(t)->watcher);
 	kfree(td_ext(t)->watcher);
 	td_ext(t)->watcher = NULL;
 	t->flags &= ~TD_TASK_WATCHED;
@@ -269,7 +106,7 @@ static void td_watch_drop(struct td_pending *p, struct tdispatch_task *t, bool l
 /* Take a delayed task out of the wheel and the id hash, without ending it. */
 static void td_delayed_unlink(struct td_pending *p, struct tdispatch_task *t)
 {
-	td_wheel_del(&p->delayed, td_ext(t));
+	td_wheel_del(&p->delayed, &td_ext(t)->delay);
 	td_ids_unlink(&p->ids, t);
 	td_watch_drop(p, t, true);
 	p->nr_delayed--;
@@ -361,13 +198,13 @@ static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
 	td_watch_link(p, t);
 	if (old) {
 		td_ids_replace(&p->ids, old, t);
-		td_wheel_del(&p->delayed, td_ext(old));
+		td_wheel_del(&p->delayed, &td_ext(old)->delay);
 		td_watch_drop(p, old, true);
-		td_wheel_add(&p->delayed, td_ext(t));
+		td_wheel_add(&p->delayed, &td_ext(t)->delay);
 		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
 	} else {
 		td_ids_link(&p->ids, t);
-		td_wheel_add(&p->delayed, td_ext(t));
+		td_wheel_add(&p->delayed, &td_ext(t)->delay);
 		p->nr_delayed++;
 	}
 }
@@ -432,12 +269,12 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
 				struct list_head *reap)
 {
-	struct td_task_ext *x;
+	struct td_wheel_node *e;
 	unsigned int n = 0;
 
 	td_wheel_advance(&p->delayed, now);
-	while ((x = td_wheel_first(&p->delayed)) && !ktime_after(x->not_before, now)) {
-		struct tdispatch_task *t = &x->task;
+	while ((e = td_wheel_first(&p->delayed)) && e->due <= (u64)now) {
+		struct tdispatch_task *t = &container_of(e, struct td_task_ext, delay)->task;
 
 		td_delayed_unlink(p, t);
 		n++;
@@ -672,28 +509,12 @@ int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_he
 int td_pending_release_key(struct td_pending *p, u64 key, unsigned int max, ktime_t now,
 			   struct list_head *reap)
 {
-	struct rb_node *n = p->watchers.rb_node, *first = NULL;
+	struct td_watcher *w = td_watch_first(&p->watchers, key), *next;
 	int nr = 0;
 
-	/* The leftmost watcher of @key. */
-	while (n) {
-		struct td_watcher *w = rb_entry(n, struct td_watcher, node);
-
-		if (w->key >= key) {
-			if (w->key == key)
-				first = n;
-			n = n->rb_left;
-		} else {
-			n = n->rb_right;
-		}
-	}
-	for (n = first; n && nr < max; nr++) {
-		struct td_watcher *w = rb_entry(n, struct td_watcher, node);
-
-		if (w->key != key)
-			break;
+	for (; w && nr < max; nr++, w = next) {
 		/* Read before the watcher goes with its task. */
-		n = rb_next(n);
+		next = td_watch_next(w);
 		td_delayed_let_in(p, w->t, now, reap);
 	}
 	return nr ?: -ENOENT;
@@ -754,15 +575,15 @@ void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap)
 {
 	struct tdispatch_task *t;
-	struct td_task_ext *x;
+	struct td_wheel_node *e;
 
 	while (!list_empty(&p->order)) {
 		t = list_first_entry(&p->order, struct tdispatch_task, order);
 		td_pending_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
 	}
-	while ((x = td_wheel_any(&p->delayed))) {
-		t = &x->task;
+	while ((e = td_wheel_any(&p->delayed))) {
+		t = &container_of(e, struct td_task_ext, delay)->task;
 		td_delayed_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
 	}

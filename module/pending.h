@@ -14,6 +14,8 @@
 #include <linux/tdispatch.h>
 #include <linux/types.h>
 
+#include "ids.h"
+#include "watch.h"
 #include "wheel.h"
 
 /*
@@ -34,24 +36,20 @@ enum td_task_state {
 #define TD_TASK_OWNED		BIT(2)	/* ->release() frees the task too */
 #define TD_TASK_EXT		BIT(3)	/* in a struct td_task_ext */
 #define TD_TASK_PERIODIC	BIT(4)	/* the run_task of a struct td_sup */
-#define TD_TASK_MERGE		BIT(5)	/* user.c's, in a merge table: td_merge_* */
-#define TD_TASK_SLOT		BIT(6)	/* user.c's, its payload in a shared slot */
+/* Two bits the owner of %TD_TASK_OWNED tasks keeps for itself. */
+#define TD_TASK_OWNER0		BIT(5)
+#define TD_TASK_OWNER1		BIT(6)
 
 /*
  * What only a task with a deadline, a not-before time or a watch key needs,
  * in front of it in one allocation (as delayed_work is a work_struct and
- * a timer): the rest keep to a 64-byte struct tdispatch_task.  Delayed
- * tasks are the wheel's entries, through ->tnode or ->task.tslot; a
- * %TD_TASK_MERGE task, never delayed, is in its file's merge table
- * through ->mnode instead.
+ * a timer): the rest keep to a 64-byte struct tdispatch_task.  A delayed
+ * task waits in the wheel through ->delay, whose due time is the task's
+ * not-before time (0: none) from submission to its end.
  */
 struct td_task_ext {
 	ktime_t deadline;
-	ktime_t not_before;
-	union {
-		struct rb_node tnode;
-		struct hlist_bl_node mnode;
-	};
+	struct td_wheel_node delay;
 	struct td_watcher *watcher;	/* before it is due: its watch key */
 	struct tdispatch_task task;
 };
@@ -68,21 +66,15 @@ static inline ktime_t td_task_deadline(const struct tdispatch_task *t)
 
 static inline ktime_t td_task_not_before(const struct tdispatch_task *t)
 {
-	return t->flags & TD_TASK_EXT ? td_ext(t)->not_before : 0;
+	return t->flags & TD_TASK_EXT ? (ktime_t)td_ext(t)->delay.due : 0;
 }
 
-/*
- * A delayed task's watch key, allocated with the task when it is
- * submitted and freed when it leaves the delayed set (or at once, if it is
- * due at once).  In td_pending.watchers by key, equal keys in the order
- * they were delayed, so that all watchers of a key are one walk from the
- * first.
- */
-struct td_watcher {
-	struct rb_node node;
-	u64 key;
-	struct tdispatch_task *t;
-};
+static inline bool td_task_expired(const struct tdispatch_task *t, ktime_t now)
+{
+	ktime_t deadline = td_task_deadline(t);
+
+	return deadline && ktime_after(now, deadline);
+}
 
 /*
  * An item's ->state.  Submitters move it out of IDLE and INFLIGHT; the
@@ -110,23 +102,10 @@ enum td_item_state {
  * retries at the head.
  *
  * Tasks whose not_before time has not come wait in ->delayed, a timing
- * wheel (module/wheel.c) through td_task_ext's ->tnode or ->task.tslot,
+ * wheel (module/wheel.c) through td_task_ext's ->delay,
  * which lets them in by not_before time, equal times in arrival order.
  * They touch nothing in the set proper until td_pending_promote().
  */
-#define TD_IDS_MIN_BITS		4
-#define TD_IDS_MAX_BITS		22
-
-struct td_ids {
-	struct tdispatch_task **bucket;
-	unsigned int bits;
-	unsigned int nr;
-	hsiphash_key_t key;
-	u64 last_id;			/* td_ids_bucket()'s last, and its hash */
-	u32 last_hash;
-	struct tdispatch_task *first[1U << TD_IDS_MIN_BITS];	/* until it grows */
-};
-
 struct td_pending {
 	struct td_ids ids;
 	struct list_head order;
@@ -148,11 +127,22 @@ struct td_pending {
 	u64 outcomes[TDISPATCH_NR_OUTCOMES];
 };
 
+/* The task of @id in one of the states in the mask @states. */
+#define TD_IN(state)	BIT((state) - TD_TASK_INPUT)
+
+static inline struct tdispatch_task *td_pending_find(struct td_pending *p, u64 id,
+						     unsigned int states)
+{
+	struct tdispatch_task *t;
+
+	for (t = td_ids_chain(&p->ids, id); t; t = t->hnext)
+		if (t->id == id && (TD_IN(t->state) & states))
+			return t;
+	return NULL;
+}
+
 void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 		     unsigned int max_batch, u64 max_delay_ns);
-unsigned int td_pending_ids_bits(struct td_pending *p, unsigned int nr);
-struct tdispatch_task **td_pending_ids_move(struct td_pending *p, struct tdispatch_task **nb,
-					    unsigned int bits);
 void td_pending_free(struct td_pending *p);
 void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 		    struct list_head *reap);

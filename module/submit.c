@@ -159,8 +159,8 @@ void td_vec_flush(struct td_vec *v)
 /*
  * Submit @t, allocated by the caller with td_task_alloc(), or NULL if that
  * failed (counted as rejected here); with %TD_TASK_OWNED in @flags, @t is
- * the caller's own memory (and with %TD_TASK_MERGE, in user.c's merge
- * table, which the engine ignores), which ->release() frees (and which
+ * the caller's own memory (with %TD_TASK_OWNER0 and %TD_TASK_OWNER1 its
+ * own, which the engine ignores), which ->release() frees (and which
  * must be a struct td_task_ext's, flagged %TD_TASK_EXT, for a deadline, a
  * not-before time or a watch key).  On failure @t is the caller's to
  * free.  Callable from any context: it neither allocates nor
@@ -191,7 +191,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	}
 	/* Callers make room for what they ask for. */
 	ext = t->flags & TD_TASK_EXT;
-	if (WARN_ON_ONCE((flags & ~(TD_TASK_OWNED | TD_TASK_MERGE | TD_TASK_SLOT)) ||
+	if (WARN_ON_ONCE((flags & ~(TD_TASK_OWNED | TD_TASK_OWNER0 | TD_TASK_OWNER1)) ||
 			 (!ext && (o->deadline || o->not_before || w)))) {
 		ret = -EINVAL;
 		goto rejected;
@@ -232,7 +232,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	};
 	if (ext) {
 		td_ext(t)->deadline = o->deadline;
-		td_ext(t)->not_before = not_before;
+		td_ext(t)->delay.due = not_before;
 		td_ext(t)->watcher = w;
 	}
 	if (w)

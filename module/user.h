@@ -38,6 +38,10 @@ static_assert(TD_UTASK_SMALL == TDISPATCH_MERGE_PAYLOAD_MAX);
 /* A slot's payload is read through the bounce buffer of a small one. */
 static_assert(TDISPATCH_SLOT_PAYLOAD_MAX <= TD_UTASK_SMALL);
 
+/* The engine's owner bits, for a task SUBMIT made: see below. */
+#define TD_TASK_MERGE		TD_TASK_OWNER0	/* in the merge table: merge.c */
+#define TD_TASK_SLOT		TD_TASK_OWNER1	/* its payload a shared slot's */
+
 struct td_payload {
 	u32 len;
 	u32 held;	/* bytes counted against the bound, given back at free */
@@ -56,6 +60,7 @@ struct td_payload {
  */
 struct td_utask {
 	struct td_task_ext x;
+	struct hlist_bl_node mnode;	/* in the merge table: merge.c */
 	bool taking;
 	struct td_payload p;
 };

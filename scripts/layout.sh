@@ -40,7 +40,7 @@ if ! tsort "$calls" >/dev/null 2>"$calls.err"; then
 fi
 rm -f "$calls.err"
 
-# Headers: "file included" pairs among module/ (wheel.c is included).
+# Headers: "file included" pairs among module/
 cd "$srcdir"
 includes=$(grep -H '^#include "' ./*.c ./*.h 2>/dev/null |
 	sed 's|^\./\([^:]*\):#include "\([^"]*\)".*|\1 \2|')

@@ -36,6 +36,9 @@
 #include <linux/vmalloc.h>
 
 #include "bench.h"
+#include "../wheel.h"
+/* The wheel tdispatch.ko uses, built into this module too. */
+#include "../wheel.c"
 
 static unsigned int max_tasks = 1000000;
 module_param(max_tasks, uint, 0444);
@@ -239,21 +242,9 @@ static bool rb_wait(void)
 /* ---- 3: tdispatch's wheel with an exact near window ---------------------- */
 
 struct wh_ent {
-	union {
-		struct rb_node rb;
-		struct hlist_node slot;
-	};
+	struct td_wheel_node node;	/* .due 0 while not waiting */
 	u64 id;
-	u64 due;	/* 0 while not waiting */
-	u64 seq;	/* in tdispatch, ->queued, unused while a task waits */
 };
-
-#define TD_WHEEL_ENTRY		struct wh_ent
-#define TD_WHEEL_DUE(e)		((e)->due)
-#define TD_WHEEL_SEQ(e)		((e)->seq)
-#define TD_WHEEL_RB		rb
-#define TD_WHEEL_SLOT		slot
-#include "../wheel.c"
 
 /* As rb_lock: the dispatcher's mutex, under which the wheel lives. */
 static DEFINE_MUTEX(wh_lock);
@@ -261,7 +252,7 @@ static struct td_wheel wh;
 
 static void wh_init(void *e)
 {
-	((struct wh_ent *)e)->due = 0;
+	((struct wh_ent *)e)->node.due = 0;
 }
 
 static void wh_insert(void *e, u64 id, u64 due)
@@ -269,9 +260,9 @@ static void wh_insert(void *e, u64 id, u64 due)
 	struct wh_ent *w = e;
 
 	w->id = id;
-	w->due = due;
+	w->node.due = due;
 	mutex_lock(&wh_lock);
-	td_wheel_add(&wh, w);
+	td_wheel_add(&wh, &w->node);
 	mutex_unlock(&wh_lock);
 }
 
@@ -281,10 +272,10 @@ static bool wh_cancel(void *e)
 	bool waiting;
 
 	mutex_lock(&wh_lock);
-	waiting = w->due;
+	waiting = w->node.due;
 	if (waiting) {
-		td_wheel_del(&wh, w);
-		w->due = 0;
+		td_wheel_del(&wh, &w->node);
+		w->node.due = 0;
 	}
 	mutex_unlock(&wh_lock);
 	return waiting;
@@ -298,15 +289,15 @@ static void wh_sync(void *e)
 /* rb_wait() with the wheel: move it on, pop what is due, sleep. */
 static u64 wh_pop(u64 now)
 {
-	struct wh_ent *w;
+	struct td_wheel_node *e;
 
 	td_wheel_advance(&wh, now);
-	while ((w = td_wheel_first(&wh)) && w->due <= now) {
-		u64 due = w->due;
+	while ((e = td_wheel_first(&wh)) && e->due <= now) {
+		u64 due = e->due;
 
-		td_wheel_del(&wh, w);
-		w->due = 0;
-		bench_fired(w->id, due);
+		td_wheel_del(&wh, e);
+		e->due = 0;
+		bench_fired(container_of(e, struct wh_ent, node)->id, due);
 	}
 	return td_wheel_next(&wh);
 }

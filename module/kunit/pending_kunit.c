@@ -15,6 +15,9 @@
 #include <linux/string.h>
 
 #include "../pending.c"
+#include "../wheel.c"
+#include "../ids.c"
+#include "../watch.c"
 
 #define TD_BATCH_MAX	8	/* largest max_batch any case uses */
 #define TD_ORDER_MAX	16	/* longest order list any case checks */
@@ -64,20 +67,22 @@ static int td_cmp_delayed(const void *a, const void *b)
 
 	if (td_task_not_before(x) != td_task_not_before(y))
 		return td_task_not_before(x) < td_task_not_before(y) ? -1 : 1;
-	return x->queued < y->queued ? -1 : x->queued > y->queued;
+	return td_ext(x)->delay.seq < td_ext(y)->delay.seq ? -1 :
+	       td_ext(x)->delay.seq > td_ext(y)->delay.seq;
 }
 
 /*
  * Every delayed task, in the order they will be let in, after checking
  * that each is where the wheel's invariants put it: before the horizon in
- * the near rbtree (whose last entry the wheel knows), else in a slot that
- * the slot map shows.
+ * the near rbtree (whose last entry the wheel knows), else in a bucket
+ * that the level's map shows.
  */
 static struct tdispatch_task **td_delayed_tasks(struct td_kunit *k, unsigned int *nr)
 {
 	struct td_wheel *w = &k->p.delayed;
 	unsigned int lvl, i, n = 0, cap = k->p.nr_delayed;
 	struct tdispatch_task **all, *t;
+	struct td_wheel_node *e;
 	struct rb_node *rb;
 
 	all = kunit_kcalloc(k->test, cap + 1, sizeof(*all), GFP_KERNEL);
@@ -86,16 +91,17 @@ static struct tdispatch_task **td_delayed_tasks(struct td_kunit *k, unsigned int
 	/* The near rbtree's last entry, which placing at either end relies on. */
 	KUNIT_EXPECT_PTR_EQ(k->test, w->last, rb_last(&w->near.rb_root));
 	for (rb = rb_first_cached(&w->near); rb; rb = rb_next(rb)) {
-		t = &rb_entry(rb, struct td_task_ext, tnode)->task;
+		t = &container_of(rb, struct td_task_ext, delay.rb)->task;
 		KUNIT_EXPECT_LT(k->test, (u64)td_task_not_before(t), w->horizon);
 		KUNIT_ASSERT_LT(k->test, n, cap);
 		all[n++] = t;
 	}
 	for (lvl = 0; lvl < TD_WHEEL_LEVELS; lvl++) {
 		for (i = 0; i < TD_WHEEL_SIZE; i++) {
-			KUNIT_EXPECT_EQ(k->test, !hlist_empty(&w->slot[lvl][i]),
+			KUNIT_EXPECT_EQ(k->test, !hlist_empty(&w->bucket[lvl][i]),
 					!!(w->map[lvl] & BIT_ULL(i)));
-			hlist_for_each_entry(t, &w->slot[lvl][i], tslot) {
+			hlist_for_each_entry(e, &w->bucket[lvl][i], bucket) {
+				t = &container_of(e, struct td_task_ext, delay)->task;
 				KUNIT_EXPECT_GE(k->test, (u64)td_task_not_before(t), w->horizon);
 				KUNIT_ASSERT_LT(k->test, n, cap);
 				all[n++] = t;
@@ -219,7 +225,7 @@ static struct tdispatch_task *td_add_task(struct td_kunit *k, struct tdispatch_t
 	t->payload = (void *)(++k->serial);
 	t->submitted = now;
 	td_ext(t)->deadline = deadline;
-	td_ext(t)->not_before = not_before;
+	td_ext(t)->delay.due = not_before;
 	td_pending_add(&k->p, t, now, &k->reap);
 	td_check(k);
 	return t;
@@ -419,7 +425,7 @@ static void td_test_add_keeps_order(struct kunit *test)
 /* As the acceptor resizes the id hash. */
 static void td_resize(struct td_kunit *k)
 {
-	unsigned int bits = td_pending_ids_bits(&k->p, k->p.ids.nr);
+	unsigned int bits = td_ids_bits(&k->p.ids, k->p.ids.nr);
 	struct tdispatch_task **nb = NULL;
 
 	if (bits == k->p.ids.bits)
@@ -428,7 +434,7 @@ static void td_resize(struct td_kunit *k)
 		nb = kvcalloc(1U << bits, sizeof(*nb), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(k->test, nb);
 	}
-	kvfree(td_pending_ids_move(&k->p, nb, bits));
+	kvfree(td_ids_move(&k->p.ids, nb, bits));
 }
 
 /*
@@ -1312,18 +1318,18 @@ static void td_test_wheel_levels(struct kunit *test)
 /*
  * Equal times keep their arrival order even when the first comes down
  * from a higher level after the later ones were put lower or near: 1 waits
- * in level 2 for its slot (which starts 5 ms before its time) while 2 goes
- * into level 0 and, once that slot has come, 3 straight into the rbtree.
+ * in level 2 for its bucket (which starts 5 ms before its time) while 2 goes
+ * into level 0 and, once that bucket has come, 3 straight into the rbtree.
  */
 static void td_test_wheel_equal_times(struct kunit *test)
 {
 	struct td_kunit *k = td_setup(test, 16, 4);
-	ktime_t slot2 = 26ULL << td_wheel_shift(2), due = slot2 + 5 * TD_MS;
+	ktime_t bucket2 = 26ULL << td_wheel_shift(2), due = bucket2 + 5 * TD_MS;
 
 	td_add_later(k, 1, due, 0);
 	KUNIT_EXPECT_EQ(test, hweight64(k->p.delayed.map[2]), 1);
-	td_promote(k, slot2 - 2 * TD_MS, 0);
-	td_add_later(k, 2, due, slot2 - 2 * TD_MS);
+	td_promote(k, bucket2 - 2 * TD_MS, 0);
+	td_add_later(k, 2, due, bucket2 - 2 * TD_MS);
 	KUNIT_EXPECT_EQ(test, hweight64(k->p.delayed.map[0]), 1);
 	KUNIT_EXPECT_EQ(test, hweight64(k->p.delayed.map[2]), 1);
 	td_promote(k, due - TD_MS / 2, 0);
@@ -1337,7 +1343,7 @@ static void td_test_wheel_equal_times(struct kunit *test)
 
 /*
  * A group due at one instant reaches the near rbtree in arrival order or
- * the reverse, by how many times it moved (each move reverses a slot's
+ * the reverse, by how many times it moved (each move reverses a bucket's
  * list): 1, 2 and 3 moves here.  Two tasks that came before it, due just
  * before and just after it, show the order: moved newest first, the group
  * and both go in at an end of the tree without a walk; oldest first, the
@@ -1371,7 +1377,7 @@ static void td_test_wheel_group(struct kunit *test)
 	}
 }
 
-/* Cancel and release take tasks from slots, and the slot map follows. */
+/* Cancel and release take tasks from buckets, and the maps follow. */
 static void td_test_wheel_cancel(struct kunit *test)
 {
 	struct td_kunit *k = td_setup(test, 16, 4);

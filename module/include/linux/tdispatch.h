@@ -118,7 +118,7 @@ struct tdispatch_task {
 	u8 state;
 	u8 flags;
 	u16 item_state;		/* an item's, changed by submitters: see submit.c */
-	ktime_t queued;		/* its place in line; while delayed, its arrival */
+	ktime_t queued;		/* its place in line */
 	/*
 	 * A delayed task is off the input list and on no order list; the reap
 	 * list uses ->order only once the task has left the delayed set.
@@ -126,7 +126,6 @@ struct tdispatch_task {
 	union {
 		struct llist_node input;
 		struct list_head order;
-		struct hlist_node tslot;
 	};
 	struct tdispatch_task *hnext;	/* the next in its bucket of the id hash */
 };
