@@ -19,27 +19,32 @@
 
 #include <uapi/linux/tdispatch.h>
 
-#include "internal.h"
+#include "file.h"
+#include "user.h"
 
-/* The VERSION file's release must fit, with its NUL. */
+/* The VERSION file's version must fit, with its NUL. */
 static_assert(sizeof(TDISPATCH_MODULE_VERSION) <=
 	      sizeof_field(struct tdispatch_version, module_version));
 
+/* Every feature, but shared slots where pages cannot hold the counts. */
+#define TD_FEATURES	(TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED |		\
+			 TDISPATCH_FEAT_DELAYED | TDISPATCH_FEAT_PERIODIC |	\
+			 TDISPATCH_FEAT_RESULTS | TDISPATCH_FEAT_ATTEMPTS |	\
+			 TDISPATCH_FEAT_EXPEDITE | TDISPATCH_FEAT_WATCH |	\
+			 TDISPATCH_FEAT_RATE | TDISPATCH_FEAT_MERGE |		\
+			 (IS_ENABLED(CONFIG_64BIT) ? TDISPATCH_FEAT_SLOTS : 0))
+
+/* Output only: any size from the 1.0 struct's up gets what fits. */
 static long td_ioctl_version(struct tdispatch_version __user *uarg)
 {
-	struct tdispatch_version kver = {
-		.abi_version = TDISPATCH_ABI_VERSION,
-		.features = TDISPATCH_FEAT_ALL &
-			    ~(IS_ENABLED(CONFIG_64BIT) ? 0 : TDISPATCH_FEAT_SLOTS),
-	};
+	struct tdispatch_version kver = { .features = TD_FEATURES };
 	u32 usize;
 
 	strscpy(kver.module_version, TDISPATCH_MODULE_VERSION, sizeof(kver.module_version));
 	if (get_user(usize, &uarg->size))
 		return -EFAULT;
-	if (usize < TDISPATCH_VERSION_SIZE_VER0)
+	if (usize < sizeof(kver))
 		return -EINVAL;
-	/* Output only: an older caller gets the prefix it knows about. */
 	kver.size = min_t(u32, usize, sizeof(kver));
 	if (copy_to_user(uarg, &kver, kver.size))
 		return -EFAULT;
@@ -58,53 +63,13 @@ static struct td_attach *td_file_attach(struct td_file *f)
 	return smp_load_acquire(&f->attach);
 }
 
-/*
- * An ioctl number carries the size of the struct in the caller's header,
- * which grows; the struct's own size field is what the kernel goes by, so
- * the number of every version of a call, from the first on, is that call.
- */
-static unsigned int td_ioctl_call(unsigned int cmd)
-{
-	static const struct {
-		unsigned int cmd;
-		unsigned int ver0;	/* the first version's struct size */
-	} calls[] = {
-		{ TDISPATCH_IOC_VERSION, TDISPATCH_VERSION_SIZE_VER0 },
-		{ TDISPATCH_IOC_CREATE, TDISPATCH_CREATE_SIZE_VER0 },
-		{ TDISPATCH_IOC_SUBMIT, TDISPATCH_SUBMIT_SIZE_VER0 },
-		{ TDISPATCH_IOC_TAKE, TDISPATCH_TAKE_SIZE_VER0 },
-		{ TDISPATCH_IOC_COMPLETE, TDISPATCH_COMPLETE_SIZE_VER0 },
-		{ TDISPATCH_IOC_CANCEL, TDISPATCH_ID_SIZE_VER0 },
-		{ TDISPATCH_IOC_QUERY, TDISPATCH_QUERY_SIZE_VER0 },
-		{ TDISPATCH_IOC_STATS, TDISPATCH_STATS_SIZE_VER0 },
-		{ TDISPATCH_IOC_LIST, TDISPATCH_LIST_SIZE_VER0 },
-		{ TDISPATCH_IOC_ATTACH, TDISPATCH_ATTACH_SIZE_VER0 },
-		{ TDISPATCH_IOC_PERIODIC_ADD, TDISPATCH_PERIODIC_ADD_SIZE_VER0 },
-		{ TDISPATCH_IOC_PERIODIC_DEL, TDISPATCH_ID_SIZE_VER0 },
-		{ TDISPATCH_IOC_PERIODIC_STATS, TDISPATCH_PERIODIC_STATS_SIZE_VER0 },
-		{ TDISPATCH_IOC_RELEASE, TDISPATCH_ID_SIZE_VER0 },
-		{ TDISPATCH_IOC_SET_RATE, TDISPATCH_RATE_SIZE_VER0 },
-		{ TDISPATCH_IOC_RELEASE_KEY, TDISPATCH_ID_SIZE_VER0 },
-		{ TDISPATCH_IOC_SLOTS, TDISPATCH_SLOTS_SIZE_VER0 },
-		{ TDISPATCH_IOC_KICK, 0 },
-	};
-	unsigned int nr = _IOC_NR(cmd);
-
-	if (_IOC_TYPE(cmd) != TDISPATCH_IOC_MAGIC || nr >= ARRAY_SIZE(calls) ||
-	    _IOC_NR(calls[nr].cmd) != nr || _IOC_DIR(calls[nr].cmd) != _IOC_DIR(cmd) ||
-	    _IOC_SIZE(cmd) < calls[nr].ver0)
-		return 0;
-	return calls[nr].cmd;
-}
-
 static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg)
 {
 	struct td_file *f = file->private_data;
 	struct td_attach *a = td_file_attach(f);
 	struct td_user *u = td_file_user(f);
-	unsigned int call = td_ioctl_call(cmd);
 
-	switch (call) {
+	switch (cmd) {
 	case TDISPATCH_IOC_VERSION:
 		return td_ioctl_version(uarg);
 	case TDISPATCH_IOC_LIST:
@@ -122,18 +87,17 @@ static long td_file_ioctl(struct file *file, unsigned int cmd, void __user *uarg
 	case TDISPATCH_IOC_PERIODIC_ADD:
 	case TDISPATCH_IOC_PERIODIC_DEL:
 	case TDISPATCH_IOC_PERIODIC_STATS:
-	case TDISPATCH_IOC_RELEASE:
+	case TDISPATCH_IOC_EXPEDITE:
 	case TDISPATCH_IOC_SET_RATE:
-	case TDISPATCH_IOC_RELEASE_KEY:
-		if (u)
-			return td_user_ioctl(f, u, file, call, uarg);
-		if (a)
-			return td_named_ioctl(f, a, call, uarg);
-		return -ENXIO;
+	case TDISPATCH_IOC_EXPEDITE_KEY:
 	case TDISPATCH_IOC_SLOTS:
 	case TDISPATCH_IOC_KICK:
-		/* A file's own dispatcher only. */
-		return u ? td_user_ioctl(f, u, file, call, uarg) : -ENXIO;
+		/* What a named dispatcher does not do, it refuses itself. */
+		if (u)
+			return td_user_ioctl(f, u, file, cmd, uarg);
+		if (a)
+			return td_named_ioctl(f, a, cmd, uarg);
+		return -ENXIO;
 	default:
 		return -ENOTTY;	/* whether or not there is a dispatcher */
 	}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Dispatcher life cycle and the calls that need the whole dispatcher:
- * create, cancel, release, the rate, destroy.
+ * create, cancel, expedite, the rate, destroy.
  */
 #include <linux/export.h>
 #include <linux/kthread.h>
@@ -14,10 +14,17 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 
+#include "core.h"
+#include "debugfs.h"
+#include "dispatch.h"
 #include "internal.h"
+#include "pending.h"
+#include "periodic.h"
+#include "shaper.h"
+#include "submit.h"
 
 /* Watchers of a key let in under one hold of the lock. */
-#define TD_RELEASE_CHUNK	256
+#define TD_EXPEDITE_CHUNK	256
 
 static bool td_config_valid(const struct tdispatch_config *cfg)
 {
@@ -77,10 +84,10 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	if (!cfg || !ops || !ops->process || !ops->release || !td_config_valid(cfg))
 		return ERR_PTR(-EINVAL);
 
-	d = kzalloc(struct_size(d, slots, cfg->workers), gfp);
+	d = kzalloc(struct_size(d, workers, cfg->workers), gfp);
 	if (!d)
 		return ERR_PTR(-ENOMEM);
-	d->nr_slots = cfg->workers;
+	d->nr_workers = cfg->workers;
 	d->cfg = *cfg;
 	strscpy(d->name, cfg->name ?: "anon", sizeof(d->name));
 	d->cfg.name = d->name;
@@ -102,7 +109,7 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	d->periodic_next = KTIME_MAX;
 	td_pending_init(&d->pending, cfg->max_buffer, cfg->max_batch, cfg->max_delay_ns);
 	d->pending.max_attempts = cfg->max_attempts;
-	td_bucket_set(&d->bucket, cfg->rate, cfg->burst ?: cfg->max_batch, ktime_get());
+	td_rate_set(&d->rate, cfg->rate, cfg->burst ?: cfg->max_batch, ktime_get());
 	td_shaper_init(&d->shaper, cfg->congestion_delay_ns, cfg->transient_delay_ns);
 
 	d->task_array = kvcalloc(cfg->workers * cfg->max_batch,
@@ -114,12 +121,12 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	for_each_possible_cpu(cpu)
 		init_llist_head(&per_cpu_ptr(d->input, cpu)->list);
 	for (i = 0; i < cfg->workers; i++) {
-		d->slots[i].d = d;
-		d->slots[i].batch.tasks = d->task_array + i * cfg->max_batch;
-		d->slots[i].batch.results = d->result_array + i * cfg->max_batch;
-		INIT_WORK(&d->slots[i].work, td_batch_work);
+		d->workers[i].d = d;
+		d->workers[i].batch.tasks = d->task_array + i * cfg->max_batch;
+		d->workers[i].batch.results = d->result_array + i * cfg->max_batch;
+		INIT_WORK(&d->workers[i].work, td_batch_work);
 	}
-	d->free_slots = GENMASK_ULL(cfg->workers - 1, 0);
+	d->free_workers = GENMASK_ULL(cfg->workers - 1, 0);
 	d->direct = !cfg->max_delay_ns;
 
 	d->wq = alloc_workqueue("tdispatch-%s", WQ_UNBOUND |
@@ -211,34 +218,34 @@ int tdispatch_cancel(struct tdispatch *d, u64 id)
 EXPORT_SYMBOL_GPL(tdispatch_cancel);
 
 /**
- * tdispatch_release() - let the delayed task of an id in now
+ * tdispatch_expedite() - let the delayed task of an id in now
  * @d: the dispatcher
  * @id: the id
  *
  * As mod_delayed_work() with no delay: the task that waits for its
  * not-before time enters the pending set at once, as if its time had
  * come (it overrides a pending task of @id, and past its deadline it
- * expires), counted in &tdispatch_stats.released.  Every task submitted
+ * expires), counted in &tdispatch_stats.expedited.  Every task submitted
  * before the call is considered.
  *
  * Process context; may sleep.
  *
  * Return: 0, or -ENOENT if no task of @id is delayed.
  */
-int tdispatch_release(struct tdispatch *d, u64 id)
+int tdispatch_expedite(struct tdispatch *d, u64 id)
 {
-	return td_locked_op(d, id, td_pending_release);
+	return td_locked_op(d, id, td_pending_expedite);
 }
-EXPORT_SYMBOL_GPL(tdispatch_release);
+EXPORT_SYMBOL_GPL(tdispatch_expedite);
 
 /*
- * One chunk of tdispatch_release_key(), the lock dropped after it, so that
+ * One chunk of tdispatch_expedite_key(), the lock dropped after it, so that
  * the acceptor and the workers go on while a key that a million tasks
  * watch is let in; no more than were delayed when it began (input
  * drained), lest newcomers keep it busy.  @kr starts zeroed and adds up.
  * Process context.  Return: whether tasks watching @key may be left.
  */
-bool td_release_key_chunk(struct tdispatch *d, u64 key, struct td_key_release *kr)
+bool td_expedite_key_chunk(struct tdispatch *d, u64 key, struct td_key_expedite *kr)
 {
 	LIST_HEAD(reap);
 	ktime_t now;
@@ -249,26 +256,26 @@ bool td_release_key_chunk(struct tdispatch *d, u64 key, struct td_key_release *k
 	td_drain_input(d, now, &reap);
 	if (!kr->total)
 		kr->limit = d->pending.nr_delayed;
-	nr = td_pending_release_key(&d->pending, key, TD_RELEASE_CHUNK, now, &reap);
+	nr = td_pending_expedite_key(&d->pending, key, TD_EXPEDITE_CHUNK, now, &reap);
 	if (nr > 0 && !kr->total)
-		d->pending.key_releases++;
+		d->pending.key_expedites++;
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 	td_kick(d);
 	if (nr > 0)
 		kr->total += nr;
-	return nr == TD_RELEASE_CHUNK && kr->total < kr->limit;
+	return nr == TD_EXPEDITE_CHUNK && kr->total < kr->limit;
 }
 
 /**
- * tdispatch_release_key() - let in every delayed task that watches a key
+ * tdispatch_expedite_key() - let in every delayed task that watches a key
  * @d: the dispatcher
- * @key: the key their tdispatch_submit_opts() named
+ * @key: the key their tdispatch_submit_with() named
  *
- * As tdispatch_release() for each of them, in one call: Kafka's purgatory
+ * As tdispatch_expedite() for each of them, in one call: Kafka's purgatory
  * completing the operations that watch a key.  Counted in
- * &tdispatch_stats.released (each) and .key_releases (the call).  Keys
+ * &tdispatch_stats.expedited (each) and .key_expedites (the call).  Keys
  * are found in O(log n).  The tasks are let in a chunk at a time, the
  * dispatcher's lock dropped in between: a watcher submitted meanwhile may
  * be let in too.
@@ -277,16 +284,16 @@ bool td_release_key_chunk(struct tdispatch *d, u64 key, struct td_key_release *k
  *
  * Return: how many tasks were let in, or -ENOENT if none watches @key.
  */
-int tdispatch_release_key(struct tdispatch *d, u64 key)
+int tdispatch_expedite_key(struct tdispatch *d, u64 key)
 {
-	struct td_key_release kr = { };
+	struct td_key_expedite kr = { };
 
 	might_sleep();
-	while (td_release_key_chunk(d, key, &kr))
+	while (td_expedite_key_chunk(d, key, &kr))
 		cond_resched();
 	return kr.total ?: -ENOENT;
 }
-EXPORT_SYMBOL_GPL(tdispatch_release_key);
+EXPORT_SYMBOL_GPL(tdispatch_expedite_key);
 
 /**
  * tdispatch_set_rate() - change a dispatcher's rate limit
@@ -308,7 +315,7 @@ int tdispatch_set_rate(struct tdispatch *d, unsigned int rate, unsigned int burs
 	if (burst > TD_MAX_BUFFER)
 		return -EINVAL;
 	mutex_lock(&d->lock);
-	td_bucket_set(&d->bucket, rate, burst ?: d->cfg.max_batch, ktime_get());
+	td_rate_set(&d->rate, rate, burst ?: d->cfg.max_batch, ktime_get());
 	mutex_unlock(&d->lock);
 	td_kick(d);
 	return 0;
@@ -403,7 +410,7 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	/* Submitters that saw ->dead clear have their tasks on the lists. */
 	synchronize_rcu();
 	/* Nothing new starts: no submission, no periodic run. */
-	td_supervise_stop(d);
+	td_periodic_stop(d);
 	if (mode != TDISPATCH_DRAIN)
 		td_stop_batches(d);
 
@@ -424,7 +431,7 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	mutex_lock(&d->lock);
 	td_drain_input(d, ktime_get(), &reap);
 	td_pending_cancel_all(&d->pending, &reap);
-	WARN_ON(d->pending.nr_inflight || d->free_slots != GENMASK_ULL(d->nr_slots - 1, 0) ||
+	WARN_ON(d->pending.nr_inflight || d->free_workers != GENMASK_ULL(d->nr_workers - 1, 0) ||
 		d->pending.ids.nr);
 	td_delayed_sync(d);
 	WARN_ON(atomic_read(&d->delayed_total));

@@ -11,7 +11,11 @@
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
+#include "debugfs.h"
 #include "internal.h"
+#include "pending.h"
+#include "shaper.h"
+#include "wheel.h"
 
 #define TD_DEBUG_SHOW	16
 
@@ -45,8 +49,8 @@ static void td_show_stats(struct seq_file *m, const struct tdispatch_stats *st)
 		   st->expired, st->dropped, st->cancelled);
 	seq_printf(m, "batches %llu retries %llu holdoffs %llu redelivered %llu\n",
 		   st->batches, st->retries, st->holdoffs, st->redelivered);
-	seq_printf(m, "rate %llu burst %llu throttled_ns %llu released %llu\n",
-		   st->rate, st->burst, st->throttled_ns, st->released);
+	seq_printf(m, "rate %llu burst %llu throttled_ns %llu expedited %llu\n",
+		   st->rate, st->burst, st->throttled_ns, st->expedited);
 }
 
 static void td_show_delayed_task(struct seq_file *m, struct td_wheel_node *e, ktime_t now)
@@ -94,11 +98,11 @@ static void td_show_locked(struct seq_file *m, struct tdispatch *d, ktime_t now)
 	seq_printf(m, "shaper holding %d hold_ns %llu throttled %d stopping %d\n",
 		   d->holding, td_shaper_holdoff(&d->shaper, now), !!d->throttled_since,
 		   d->stopping);
-	for (i = 0; i < d->nr_slots; i++) {
-		const struct tdispatch_batch *b = &d->slots[i].batch;
+	for (i = 0; i < d->nr_workers; i++) {
+		const struct tdispatch_batch *b = &d->workers[i].batch;
 
-		if (!(d->free_slots & BIT_ULL(i)) && b->nr)
-			seq_printf(m, "in_flight slot %u tasks %u first %llu attempts %u age_ms %lld\n",
+		if (!(d->free_workers & BIT_ULL(i)) && b->nr)
+			seq_printf(m, "in_flight worker %u tasks %u first %llu attempts %u age_ms %lld\n",
 				   i, b->nr, b->tasks[0]->id, b->tasks[0]->attempts,
 				   ktime_ms_delta(now, b->tasks[0]->submitted));
 	}

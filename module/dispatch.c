@@ -3,7 +3,7 @@
  * The acceptor kthread and the workers.
  *
  * The acceptor drains the input lists into the pending set and cuts
- * batches into free slots, at most one per worker, queueing each on the
+ * batches into free workers, at most one each, queueing each on the
  * dispatcher's workqueue.  A worker runs ->process() without any lock,
  * then files the result: done, failed, or back to the head of the line
  * with the shaper told to hold the acceptor off.
@@ -15,7 +15,14 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 
+#include "dispatch.h"
+#include "events.h"
+#include "ids.h"
 #include "internal.h"
+#include "pending.h"
+#include "periodic.h"
+#include "shaper.h"
+#include "submit.h"
 #include "trace.h"
 
 /* Longest the acceptor lets input gather without looking at it. */
@@ -29,9 +36,9 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 	list_for_each_entry_safe(t, next, reap, order) {
 		enum tdispatch_outcome outcome = t->state;
 
-		if (outcome == TDISPATCH_OVERRIDDEN)
+		if (outcome == TDISPATCH_OUTCOME_OVERRIDDEN)
 			trace_tdispatch_coalesce(d, t);
-		else if (outcome != TDISPATCH_DONE)
+		else if (outcome != TDISPATCH_OUTCOME_DONE)
 			trace_tdispatch_drop(d, t, outcome);
 		if (!list_empty(&d->observers))
 			td_events_observe(d, t, outcome);
@@ -40,7 +47,7 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 		 * object; an owned task is gone once ->release() returns.
 		 */
 		if (t->flags & TD_TASK_PERIODIC) {
-			td_supervise_reap(d, t);
+			td_periodic_run_reaped(d, t);
 		} else if (t->flags & TD_TASK_ITEM) {
 			d->ops->release(d, t, outcome);
 			td_item_ended(d, t);
@@ -60,11 +67,11 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
  */
 void td_batch_redeliver(struct tdispatch_batch *b)
 {
-	container_of(b, struct td_slot, batch)->redeliver = true;
+	container_of(b, struct td_worker, batch)->redeliver = true;
 }
 
 /*
- * How many batches @b's slot has filed (counted, their ended tasks reaped
+ * How many batches @b's worker has filed (counted, their ended tasks reaped
  * and their events queued).  Read while @b is being processed, the count
  * plus one is the value that says @b itself has been filed: the char
  * device's COMPLETE waits for it, so that its caller reads its own
@@ -73,7 +80,7 @@ void td_batch_redeliver(struct tdispatch_batch *b)
 unsigned long td_batch_filed(struct tdispatch_batch *b)
 {
 	/* Pairs with the release in td_batch_work(). */
-	return smp_load_acquire(&container_of(b, struct td_slot, batch)->filed);
+	return smp_load_acquire(&container_of(b, struct td_worker, batch)->filed);
 }
 
 /* A due batch no longer waits for tokens: count the time it did. */
@@ -86,11 +93,11 @@ void td_throttle_end(struct tdispatch *d, ktime_t now)
 }
 
 /*
- * Cut the next batch into @slot, which is free, if one is due and the
+ * Cut the next batch for @w, which is free, if one is due and the
  * shaper and the rate limit let it go now.  Return true if it was cut;
  * otherwise set @next to when the acceptor must look again by time alone.
  */
-static bool td_cut_batch(struct tdispatch *d, struct td_slot *slot, ktime_t now,
+static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			 struct list_head *reap, ktime_t *next)
 {
 	struct td_pending *p = &d->pending;
@@ -123,8 +130,8 @@ static bool td_cut_batch(struct tdispatch *d, struct td_slot *slot, ktime_t now,
 		}
 		/* Destroy's flush does not wait for tokens; others wait for a batch's. */
 		allow = p->flush ? p->max_batch :
-			td_bucket_allow(&d->bucket, now, p->max_batch,
-					min(p->nr_pending - p->nr_waiting, p->max_batch), &when);
+			td_rate_allow(&d->rate, now, p->max_batch,
+				      min(p->nr_pending - p->nr_waiting, p->max_batch), &when);
 		if (!allow) {
 			if (!d->throttled_since)
 				d->throttled_since = now;
@@ -132,14 +139,14 @@ static bool td_cut_batch(struct tdispatch *d, struct td_slot *slot, ktime_t now,
 			return false;
 		}
 		td_throttle_end(d, now);
-		slot->batch.nr = td_pending_cut(p, now, allow, slot->batch.tasks, reap);
-		td_bucket_take(&d->bucket, slot->batch.nr);
-		if (!slot->batch.nr)
+		w->batch.nr = td_pending_cut(p, now, allow, w->batch.tasks, reap);
+		td_rate_take(&d->rate, w->batch.nr);
+		if (!w->batch.nr)
 			continue;	/* everything met had expired */
-		td_items_inflight(&slot->batch);
-		d->free_slots &= ~BIT_ULL(slot - d->slots);
+		td_items_inflight(&w->batch);
+		d->free_workers &= ~BIT_ULL(w - d->workers);
 		d->batches++;
-		trace_tdispatch_batch_start(d, &slot->batch);
+		trace_tdispatch_batch_start(d, &w->batch);
 		return true;
 	}
 	*next = KTIME_MAX;
@@ -147,7 +154,7 @@ static bool td_cut_batch(struct tdispatch *d, struct td_slot *slot, ktime_t now,
 }
 
 /*
- * Cut batches into the free slots and queue them.  Return when the
+ * Cut batches for the free workers and queue them.  Return when the
  * acceptor must look again by time alone.
  */
 static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
@@ -156,12 +163,12 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 	ktime_t next;
 
 	/* With no worker free, the next batch ends a batch, not a timer. */
-	while (d->free_slots) {
-		struct td_slot *slot = &d->slots[__ffs64(d->free_slots)];
+	while (d->free_workers) {
+		struct td_worker *w = &d->workers[__ffs64(d->free_workers)];
 
-		if (!td_cut_batch(d, slot, now, reap, &next))
+		if (!td_cut_batch(d, w, now, reap, &next))
 			return next;
-		queue_work(d->wq, &slot->work);
+		queue_work(d->wq, &w->work);
 	}
 	return KTIME_MAX;
 }
@@ -214,7 +221,7 @@ int td_acceptor_fn(void *arg)
 		/* Not below what the backlog asked for: it may be there again. */
 		bits = max(bits, min(want, d->pending.ids.bits));
 		resize = bits != d->pending.ids.bits;
-		next = min(td_supervise(d, now, &reap),
+		next = min(td_periodic_run_due(d, now, &reap),
 			   td_pending_next_delayed(&d->pending));
 		next = min(next, td_dispatch_batches(d, now, &reap));
 		idle = td_idle(d);
@@ -233,7 +240,7 @@ int td_acceptor_fn(void *arg)
 			ktime_t within = ktime_add_ns(now, min(d->cfg.max_delay_ns, TD_GATHER_NS));
 
 			/* Throttled, as with no worker free: input can gather. */
-			if (!d->free_slots || d->throttled_since) {
+			if (!d->free_workers || d->throttled_since) {
 				next = min(next, within);
 				room = td_pending_gather_room(&d->pending, d->cfg.max_input, true);
 			} else if (ktime_before(next, within)) {
@@ -263,9 +270,9 @@ int td_acceptor_fn(void *arg)
  * @res: its result
  *
  * The result ->process() returns applies to the tasks not given one.
- * Tasks that end %TDISPATCH_SUCCESS are done and %TDISPATCH_PERMANENT
- * failed at once; only those that end %TDISPATCH_CONGESTION or
- * %TDISPATCH_TRANSIENT go back to the head of the line, in batch order,
+ * Tasks that end %TDISPATCH_RESULT_SUCCESS are done and %TDISPATCH_RESULT_PERMANENT
+ * failed at once; only those that end %TDISPATCH_RESULT_CONGESTION or
+ * %TDISPATCH_RESULT_TRANSIENT go back to the head of the line, in batch order,
  * and each of those results present makes the acceptor hold off as it
  * would for a whole batch.  A later call for the same task wins.
  *
@@ -315,30 +322,30 @@ static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int re
 		int r = td_task_result(b, i, res);
 
 		*periodic |= !!(t->flags & TD_TASK_PERIODIC);
-		if ((t->flags & TD_TASK_PERIODIC) && td_supervise_task(d, t, r, now, reap))
+		if ((t->flags & TD_TASK_PERIODIC) && td_periodic_run_ended(d, t, r, now, reap))
 			continue;
 		switch (r) {
-		case TDISPATCH_SUCCESS:
-			td_pending_complete(p, &t, 1, TDISPATCH_DONE, reap);
+		case TDISPATCH_RESULT_SUCCESS:
+			td_pending_complete(p, &t, 1, TDISPATCH_OUTCOME_DONE, reap);
 			break;
-		case TDISPATCH_PERMANENT:
-			td_pending_complete(p, &t, 1, TDISPATCH_FAILED, reap);
+		case TDISPATCH_RESULT_PERMANENT:
+			td_pending_complete(p, &t, 1, TDISPATCH_OUTCOME_FAILED, reap);
 			break;
 		default:
-			congestion |= r == TDISPATCH_CONGESTION;
-			transient |= r == TDISPATCH_TRANSIENT;
+			congestion |= r == TDISPATCH_RESULT_CONGESTION;
+			transient |= r == TDISPATCH_RESULT_TRANSIENT;
 			b->tasks[nr++] = t;
 			break;
 		}
 	}
 	if (congestion)
-		td_shaper_record(&d->shaper, TDISPATCH_CONGESTION, now);
+		td_shaper_record(&d->shaper, TDISPATCH_RESULT_CONGESTION, now);
 	if (transient)
-		td_shaper_record(&d->shaper, TDISPATCH_TRANSIENT, now);
+		td_shaper_record(&d->shaper, TDISPATCH_RESULT_TRANSIENT, now);
 	if (d->stopping) {
 		for (i = 0; i < nr; i++)
 			td_item_requeued(d, b->tasks[i]);
-		td_pending_complete(p, b->tasks, nr, TDISPATCH_CANCELLED, reap);
+		td_pending_complete(p, b->tasks, nr, TDISPATCH_OUTCOME_CANCELLED, reap);
 		return;
 	}
 	td_pending_requeue(p, b->tasks, nr, reap);
@@ -381,34 +388,34 @@ static bool td_ids_misfit(struct tdispatch *d)
 static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic)
 {
 	lockdep_assert_held(&d->lock);
-	return d->pending.nr_pending || res != TDISPATCH_SUCCESS || periodic ||
+	return d->pending.nr_pending || res != TDISPATCH_RESULT_SUCCESS || periodic ||
 	       d->stopping || d->pending.flush || d->idle_waiters;
 }
 
 /*
- * Process the batch in @slot and file it.  Return true if the next batch
- * was cut into @slot at once, which the worker goes on with (while
+ * Process the batch in @w and file it.  Return true if the next batch
+ * was cut for @w at once, which the worker goes on with (while
  * @again): no wake-up of the acceptor, no queueing, while batches are due
  * back to back.
  */
-static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
+static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 {
-	struct tdispatch_batch *b = &slot->batch;
+	struct tdispatch_batch *b = &w->batch;
 	enum tdispatch_result res;
 	LIST_HEAD(reap);
 	bool bad = false, periodic = false, more, kick;
 	ktime_t now, next;
 
-	slot->redeliver = false;
+	w->redeliver = false;
 	b->marked = false;
 	res = d->ops->process(d, b);
-	if (slot->redeliver) {
+	if (w->redeliver) {
 		res = TD_RESULT_REDELIVER;
 	} else if ((unsigned int)res >= TDISPATCH_NR_RESULTS) {
 		/* A driver bug, not ours to WARN about: counted, and failed. */
 		pr_err_ratelimited("tdispatch %s: ->process() returned %d, taken as PERMANENT\n",
 				   d->name, res);
-		res = TDISPATCH_PERMANENT;
+		res = TDISPATCH_RESULT_PERMANENT;
 		bad = true;
 	}
 
@@ -422,19 +429,19 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 		d->redelivered++;
 	td_file_batch(d, b, res, now, &reap, &periodic);
 	b->nr = 0;
-	d->free_slots |= BIT_ULL(slot - d->slots);
+	d->free_workers |= BIT_ULL(w - d->workers);
 	/* What came meanwhile joins at once: a busy worker feeds itself. */
 	td_drain_input(d, now, &reap);
-	more = again && td_cut_batch(d, slot, now, &reap, &next);
-	/* Left for the acceptor: what it must cut into a free slot, or time. */
-	kick = (td_acceptor_wanted(d, res, periodic) && (!more || d->free_slots)) ||
+	more = again && td_cut_batch(d, w, now, &reap, &next);
+	/* Left for the acceptor: what it must cut for a free worker, or time. */
+	kick = (td_acceptor_wanted(d, res, periodic) && (!more || d->free_workers)) ||
 	       d->delayed_drained || td_ids_misfit(d);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 
 	td_reap(d, &reap);
 	/* The counts and events above before the news: td_batch_filed(). */
-	smp_store_release(&slot->filed, slot->filed + 1);
+	smp_store_release(&w->filed, w->filed + 1);
 	if (wq_has_sleeper(&d->filed_wait))
 		wake_up_all(&d->filed_wait);
 	if (kick)
@@ -446,17 +453,17 @@ static bool td_run_batch(struct tdispatch *d, struct td_slot *slot, bool again)
 #define TD_BATCHES_PER_WORK	16
 
 /*
- * With no window (d->direct), a slot's work drains the input first,
+ * With no window (d->direct), a worker's work drains the input first,
  * under the lock, whoever queued it: a submitter whose task was the first
- * on its CPU's list (td_wake_for_input()), which may have found the slot
+ * on its CPU's list (td_wake_for_input()), which may have found the worker
  * free, or the acceptor, which cut a batch into it (and then the
  * submitter's queue_work() found the work pending, its wake-up folded
- * into this run).  A free slot gets a batch cut into it here.  What is
- * left goes to the acceptor: tasks pending while another slot is free, a
- * delayed task's time, the id hash's size.  Return true if @slot holds a
+ * into this run).  A free worker gets a batch cut for it here.  What is
+ * left goes to the acceptor: tasks pending while another worker is free, a
+ * delayed task's time, the id hash's size.  Return true if @w holds a
  * batch.
  */
-static bool td_slot_fill(struct tdispatch *d, struct td_slot *slot)
+static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 {
 	bool cut = true, kick;
 	LIST_HEAD(reap);
@@ -465,9 +472,9 @@ static bool td_slot_fill(struct tdispatch *d, struct td_slot *slot)
 	mutex_lock(&d->lock);
 	now = ktime_get();
 	td_drain_input(d, now, &reap);
-	if (d->free_slots & BIT_ULL(slot - d->slots))
-		cut = td_cut_batch(d, slot, now, &reap, &next);
-	kick = (d->pending.nr_pending && d->free_slots) || d->delayed_drained ||
+	if (d->free_workers & BIT_ULL(w - d->workers))
+		cut = td_cut_batch(d, w, now, &reap, &next);
+	kick = (d->pending.nr_pending && d->free_workers) || d->delayed_drained ||
 	       td_ids_misfit(d);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
@@ -479,12 +486,12 @@ static bool td_slot_fill(struct tdispatch *d, struct td_slot *slot)
 
 void td_batch_work(struct work_struct *work)
 {
-	struct td_slot *slot = container_of(work, struct td_slot, work);
+	struct td_worker *w = container_of(work, struct td_worker, work);
 	unsigned int n = 1;
 
-	/* Without a window only the acceptor queues a slot, with its batch cut. */
-	if (slot->d->direct && !td_slot_fill(slot->d, slot))
+	/* Without a window only the acceptor queues a worker, with its batch cut. */
+	if (w->d->direct && !td_worker_fill(w->d, w))
 		return;
-	while (td_run_batch(slot->d, slot, n++ < TD_BATCHES_PER_WORK))
+	while (td_run_batch(w->d, w, n++ < TD_BATCHES_PER_WORK))
 		cond_resched();
 }

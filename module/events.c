@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Outcome events for userspace readers: a bounded ring per reader, filled
- * by the engine as it releases tasks (td_reap()) and drained by read().
+ * by the engine as tasks end (td_reap()) and drained by read().
  *
  * A full ring loses events; the next event that finds room is preceded by
  * a LOST record saying how many, so that the reader sees the gap where it
@@ -15,7 +15,10 @@
 
 #include <uapi/linux/tdispatch.h>
 
+#include "events.h"
+#include "file.h"
 #include "internal.h"
+#include "limits.h"
 
 int td_events_init(struct td_events *ev, u32 cap, wait_queue_head_t *wait)
 {

@@ -22,7 +22,7 @@ struct tdispatch;
 struct td_attach;
 struct td_user;
 struct td_vec;
-struct tdispatch_utask;
+struct tdispatch_submit_task;
 struct vm_area_struct;
 
 /* One per open /dev/tdispatch file: it owns a dispatcher or attaches to one. */
@@ -44,13 +44,13 @@ struct td_file {
  */
 #define TD_GFP_USER		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
-int td_copy_in(void *karg, size_t ksize, const void __user *uarg, size_t ver0);
+int td_copy_in(void *karg, size_t ksize, const void __user *uarg);
 int td_copy_out(void __user *uarg, const void *karg, size_t ksize);
 int td_submit_vector(void __user *uarg,
-		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags,
+		     int (*submit_one)(void *ctx, struct tdispatch_submit_task *ut, u32 flags,
 				       struct td_vec *v),
 		     void *ctx);
-ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags);
+ktime_t td_not_before(const struct tdispatch_submit_task *ut, u32 flags);
 int td_copy_id(void __user *uarg, u64 *id);
 /*
  * The dispatcher a shared call works on: a file's own, which lives as long
@@ -70,7 +70,7 @@ void td_ctx_exit(const struct td_ctx *c, int idx);
 int td_ioctl_by_id(const struct td_ctx *c, void __user *uarg,
 		   int (*op)(struct tdispatch *d, u64 id));
 int td_ioctl_query(const struct td_ctx *c, void __user *uarg);
-int td_ioctl_release_key(const struct td_ctx *c, void __user *uarg);
+int td_ioctl_expedite_key(const struct td_ctx *c, void __user *uarg);
 /* What a file counts of its own, beside its dispatcher's counters. */
 struct td_file_counts {
 	u64 rejected;		/* tasks refused before the engine saw them */

@@ -8,7 +8,10 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
+#include "ids.h"
 #include "internal.h"
+#include "pending.h"
+#include "submit.h"
 
 /* About how many tasks and items wait in the input lists, for the id hash. */
 static unsigned int td_input_backlog(struct tdispatch *d)

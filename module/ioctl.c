@@ -14,13 +14,36 @@
 
 #include <uapi/linux/tdispatch.h>
 
-#include "internal.h"
+#include "core.h"
+#include "file.h"
+#include "stats.h"
+#include "vec.h"
 
-static_assert(sizeof(struct tdispatch_id) == TDISPATCH_ID_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_query) == TDISPATCH_QUERY_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_stats_user) == TDISPATCH_STATS_SIZE_VER3);
-static_assert(sizeof(struct tdispatch_submit) == TDISPATCH_SUBMIT_SIZE_VER2);
-static_assert(sizeof(struct tdispatch_utask) == TDISPATCH_UTASK_SIZE_VER2);
+/*
+ * The sizes of version 1.0, the smallest the kernel takes: a struct that
+ * grows keeps its 1.0 fields, and td_copy_in() then takes its 1.0 size
+ * (offsetofend() of its last 1.0 field) as the smallest.
+ */
+static_assert(sizeof(struct tdispatch_version) == 32);
+static_assert(sizeof(struct tdispatch_create) == 104);
+static_assert(sizeof(struct tdispatch_submit) == 32);
+static_assert(sizeof(struct tdispatch_submit_task) == 56);
+static_assert(sizeof(struct tdispatch_take) == 56);
+static_assert(sizeof(struct tdispatch_lease_task) == 32);
+static_assert(sizeof(struct tdispatch_complete) == 40);
+static_assert(sizeof(struct tdispatch_task_result) == 16);
+static_assert(sizeof(struct tdispatch_id) == 16);
+static_assert(sizeof(struct tdispatch_rate) == 16);
+static_assert(sizeof(struct tdispatch_query) == 32);
+static_assert(sizeof(struct tdispatch_stats_user) == 216);
+static_assert(sizeof(struct tdispatch_periodic_add) == 48);
+static_assert(sizeof(struct tdispatch_periodic_stats_user) == 64);
+static_assert(sizeof(struct tdispatch_event) == 48);
+static_assert(sizeof(struct tdispatch_list) == 24);
+static_assert(sizeof(struct tdispatch_entry) == 40);
+static_assert(sizeof(struct tdispatch_attach) == 40);
+static_assert(sizeof(struct tdispatch_slot) == 64);
+static_assert(sizeof(struct tdispatch_slots) == 40);
 
 /* Calls on published dispatchers; named.c's withdrawal waits for them. */
 DEFINE_SRCU(td_published_srcu);
@@ -51,16 +74,17 @@ void td_ctx_exit(const struct td_ctx *c, int idx)
 }
 
 /*
- * Copy a growing struct in: at least @ver0 bytes, at most a page, and any
- * bytes beyond what we know must be zero (E2BIG otherwise).
+ * Copy a growing struct in: at least its 1.0 size (today's, @ksize), at
+ * most a page, and any bytes beyond what we know must be zero (E2BIG
+ * otherwise).
  */
-int td_copy_in(void *karg, size_t ksize, const void __user *uarg, size_t ver0)
+int td_copy_in(void *karg, size_t ksize, const void __user *uarg)
 {
 	u32 usize;
 
 	if (get_user(usize, (const u32 __user *)uarg))
 		return -EFAULT;
-	if (usize < ver0)
+	if (usize < ksize)
 		return -EINVAL;
 	if (usize > PAGE_SIZE)
 		return -E2BIG;
@@ -80,7 +104,7 @@ int td_copy_out(void __user *uarg, const void *karg, size_t ksize)
 }
 
 /* When a user task may start: absolute, relative to now, or at once (0). */
-ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags)
+ktime_t td_not_before(const struct tdispatch_submit_task *ut, u32 flags)
 {
 	if (!ut->not_before_ns || !(flags & TDISPATCH_SUBMIT_RELATIVE))
 		return ut->not_before_ns;
@@ -94,7 +118,7 @@ ktime_t td_not_before(const struct tdispatch_utask *ut, u32 flags)
  * td_vec_copy_from_user().
  */
 int td_submit_vector(void __user *uarg,
-		     int (*submit_one)(void *ctx, struct tdispatch_utask *ut, u32 flags,
+		     int (*submit_one)(void *ctx, struct tdispatch_submit_task *ut, u32 flags,
 				       struct td_vec *v),
 		     void *ctx)
 {
@@ -104,23 +128,22 @@ int td_submit_vector(void __user *uarg,
 	u32 i, stride;
 	int ret;
 
-	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_SUBMIT_SIZE_VER0);
+	ret = td_copy_in(&s, sizeof(s), uarg);
 	if (ret)
 		return ret;
-	if ((s.flags & ~TDISPATCH_SUBMIT_RELATIVE) || s.pad || s.pad2 ||
+	if ((s.flags & ~TDISPATCH_SUBMIT_RELATIVE) || s.pad ||
 	    !s.count || s.count > TDISPATCH_SUBMIT_MAX)
 		return -EINVAL;
+	/* The elements grow as the arguments do. */
 	stride = s.task_size;
-	if (!stride)
-		stride = s.size < TDISPATCH_SUBMIT_SIZE_VER1 ? TDISPATCH_UTASK_SIZE_VER0 :
-			 s.size < TDISPATCH_SUBMIT_SIZE_VER2 ? TDISPATCH_UTASK_SIZE_VER1 :
-			 TDISPATCH_UTASK_SIZE_VER2;
-	if (stride < TDISPATCH_UTASK_SIZE_VER0 || stride > PAGE_SIZE)
+	if (stride < sizeof(struct tdispatch_submit_task))
 		return -EINVAL;
+	if (stride > PAGE_SIZE)
+		return -E2BIG;
 	next = u64_to_user_ptr(s.tasks);
 	s.accepted = 0;
 	for (i = 0; i < s.count; i++, next += stride) {
-		struct tdispatch_utask ut;
+		struct tdispatch_submit_task ut;
 
 		/*
 		 * The usual stride spelt as a constant: a copy of a size known
@@ -143,17 +166,11 @@ int td_submit_vector(void __user *uarg,
 		}
 		if (ret)
 			goto out;
-		/*
-		 * A watch without room for its key would watch key 0: refused
-		 * (EINVAL, counted) as an unknown flag is.
-		 */
-		if ((ut.flags & TDISPATCH_UTASK_WATCH) && stride < TDISPATCH_UTASK_SIZE_VER2)
-			ut.flags = ~0U;
 		ut.status = submit_one(ctx, &ut, s.flags, &v);
 		if (i % TD_VEC_FLUSH == TD_VEC_FLUSH - 1)
 			td_vec_flush(&v);
 		if (td_vec_put_user(&v, ut.status, (s32 __user *)(next +
-				offsetof(struct tdispatch_utask, status)))) {
+				offsetof(struct tdispatch_submit_task, status)))) {
 			ret = -EFAULT;
 			goto out;
 		}
@@ -181,13 +198,13 @@ void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp)
 	return kmalloc(size, gfp);
 }
 
-/* The argument of the calls that name one id: CANCEL, RELEASE, RELEASE_KEY, PERIODIC_DEL. */
+/* The argument of the calls that name one id: CANCEL, EXPEDITE, EXPEDITE_KEY, PERIODIC_DEL. */
 int td_copy_id(void __user *uarg, u64 *id)
 {
 	struct tdispatch_id a;
 	int ret;
 
-	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_ID_SIZE_VER0);
+	ret = td_copy_in(&a, sizeof(a), uarg);
 	if (ret)
 		return ret;
 	if (a.flags)
@@ -196,7 +213,7 @@ int td_copy_id(void __user *uarg, u64 *id)
 	return 0;
 }
 
-/* CANCEL, RELEASE, RELEASE_KEY: @op on the id (or key) the call names. */
+/* CANCEL, EXPEDITE, EXPEDITE_KEY: @op on the id (or key) the call names. */
 int td_ioctl_by_id(const struct td_ctx *c, void __user *uarg,
 		   int (*op)(struct tdispatch *d, u64 id))
 {
@@ -214,14 +231,14 @@ int td_ioctl_by_id(const struct td_ctx *c, void __user *uarg,
 }
 
 /*
- * RELEASE_KEY: tdispatch_release_key() a chunk at a time, each in a read
+ * EXPEDITE_KEY: tdispatch_expedite_key() a chunk at a time, each in a read
  * section of its own, so that a withdrawal waits for one chunk, not for a
  * key that millions of tasks watch.  It stops at a fatal signal, or when
  * the dispatcher is withdrawn, with what it let in so far.
  */
-int td_ioctl_release_key(const struct td_ctx *c, void __user *uarg)
+int td_ioctl_expedite_key(const struct td_ctx *c, void __user *uarg)
 {
-	struct td_key_release kr = { };
+	struct td_key_expedite kr = { };
 	struct tdispatch *d, *first;
 	int idx, ret;
 	bool more;
@@ -231,7 +248,7 @@ int td_ioctl_release_key(const struct td_ctx *c, void __user *uarg)
 	if (ret)
 		return ret;
 	first = td_ctx_enter(c, &idx);
-	more = first && td_release_key_chunk(first, key, &kr);
+	more = first && td_expedite_key_chunk(first, key, &kr);
 	td_ctx_exit(c, idx);
 	if (!first)
 		return -ENODEV;
@@ -239,7 +256,7 @@ int td_ioctl_release_key(const struct td_ctx *c, void __user *uarg)
 		cond_resched();
 		/* The same one, or withdrawn: the pointer is only compared. */
 		d = td_ctx_enter(c, &idx);
-		more = d == first && td_release_key_chunk(d, key, &kr);
+		more = d == first && td_expedite_key_chunk(d, key, &kr);
 		td_ctx_exit(c, idx);
 	}
 	return kr.total ?: -ENOENT;
@@ -251,7 +268,7 @@ int td_ioctl_query(const struct td_ctx *c, void __user *uarg)
 	struct tdispatch *d;
 	int idx, ret;
 
-	ret = td_copy_in(&q, sizeof(q), uarg, TDISPATCH_QUERY_SIZE_VER0);
+	ret = td_copy_in(&q, sizeof(q), uarg);
 	if (ret)
 		return ret;
 	if (q.flags || q.delayed)
@@ -272,7 +289,7 @@ int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, const struct td_fi
 	int idx, ret;
 	u32 usize;
 
-	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_STATS_SIZE_VER0);
+	ret = td_copy_in(&s, sizeof(s), uarg);
 	if (ret)
 		return ret;
 	if (s.flags)
@@ -307,8 +324,8 @@ int td_ioctl_stats(const struct td_ctx *c, void __user *uarg, const struct td_fi
 		.delayed = st.delayed,
 		.periodic_runs = st.periodic_runs,
 		.exhausted = st.exhausted,
-		.released = st.released,
-		.key_releases = st.key_releases,
+		.expedited = st.expedited,
+		.key_expedites = st.key_expedites,
 		.throttled_ns = st.throttled_ns,
 		.rate = st.rate,
 		.burst = st.burst,

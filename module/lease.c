@@ -16,13 +16,16 @@
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
+#include "dispatch.h"
+#include "file.h"
+#include "internal.h"
+#include "merge.h"
 #include "user.h"
 #include "uslots.h"
+#include "vec.h"
 
-static_assert(sizeof(struct tdispatch_take) == TDISPATCH_TAKE_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_complete) == TDISPATCH_COMPLETE_SIZE_VER1);
 static_assert(sizeof(struct tdispatch_task_result) == 16);
-static_assert(sizeof(struct tdispatch_ltask) == 32);
+static_assert(sizeof(struct tdispatch_lease_task) == 32);
 
 enum td_lease_state {
 	TD_LEASE_READY,		/* on the ready list */
@@ -55,7 +58,7 @@ struct td_lease {
 static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *bounce,
 				   u32 *len, u64 room)
 {
-	struct td_utask *ut = container_of(p, struct td_utask, p);
+	struct td_file_task *ut = container_of(p, struct td_file_task, p);
 	struct td_slot_ref *r = (struct td_slot_ref *)p->data;
 	struct hlist_bl_head *b;
 
@@ -67,7 +70,7 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 		*len = p->len;
 		if (*len > room)
 			return NULL;
-		if (*len > TD_UTASK_SMALL)
+		if (*len > TD_FILE_TASK_SMALL)
 			return p->data;
 		memcpy(bounce, p->data, *len);
 		return bounce;
@@ -90,7 +93,7 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 static void td_payload_settle(struct td_user *u, struct td_payload *p, bool taken,
 			      struct td_vec *v)
 {
-	struct td_utask *ut = container_of(p, struct td_utask, p);
+	struct td_file_task *ut = container_of(p, struct td_file_task, p);
 	struct hlist_bl_head *b;
 
 	if (ut->x.task.flags & TD_TASK_SLOT) {
@@ -156,7 +159,7 @@ enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batc
 		/* The engine stopped cutting batches first: this one is cancelled. */
 		mutex_unlock(&u->lock);
 		td_batch_redeliver(b);
-		return TDISPATCH_SUCCESS;
+		return TDISPATCH_RESULT_SUCCESS;
 	}
 	list_add_tail(&l.node, &u->ready);
 	mutex_unlock(&u->lock);
@@ -177,7 +180,7 @@ enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batc
 			list_del(&l.node);
 		l.state = TD_LEASE_ABANDONED;
 		td_batch_redeliver(b);
-		res = TDISPATCH_SUCCESS;
+		res = TDISPATCH_RESULT_SUCCESS;
 	}
 	mutex_unlock(&u->lock);
 	return res;
@@ -190,7 +193,7 @@ enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batc
 static int td_take_copy(struct td_user *u, struct tdispatch_take *tk,
 			struct tdispatch_batch *b, u32 *copied)
 {
-	struct tdispatch_ltask __user *out = u64_to_user_ptr(tk->tasks);
+	struct tdispatch_lease_task __user *out = u64_to_user_ptr(tk->tasks);
 	u8 __user *buf = u64_to_user_ptr(tk->buf);
 	u64 off = 0;
 	u32 i;
@@ -200,13 +203,13 @@ static int td_take_copy(struct td_user *u, struct tdispatch_take *tk,
 		return -ENOSPC;
 	for (i = 0; i < b->nr; i++) {
 		struct tdispatch_task *t = tdispatch_batch_task(b, i);
-		struct tdispatch_ltask lt = {
+		struct tdispatch_lease_task lt = {
 			.id = t->id,
 			.attempts = t->attempts,
 			.payload_off = off,
 			.submitted_ns = ktime_to_ns(t->submitted),
 		};
-		u8 bounce[TD_UTASK_SMALL];
+		u8 bounce[TD_FILE_TASK_SMALL];
 		const void *data;
 		u32 len;
 
@@ -283,7 +286,7 @@ int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg)
 	ktime_t end;
 	int ret;
 
-	ret = td_copy_in(&tk, sizeof(tk), uarg, TDISPATCH_TAKE_SIZE_VER0);
+	ret = td_copy_in(&tk, sizeof(tk), uarg);
 	if (ret)
 		return ret;
 	if ((tk.flags & ~TDISPATCH_TAKE_NONBLOCK) || tk.pad || !tk.max_tasks)
@@ -430,7 +433,7 @@ int td_ioctl_complete(struct td_user *u, void __user *uarg)
 	struct td_lease *l;
 	int ret;
 
-	ret = td_copy_in(&c, sizeof(c), uarg, TDISPATCH_COMPLETE_SIZE_VER0);
+	ret = td_copy_in(&c, sizeof(c), uarg);
 	if (ret)
 		return ret;
 	if (c.flags || c.pad || c.pad2 || c.result >= TDISPATCH_NR_RESULTS)

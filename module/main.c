@@ -9,7 +9,9 @@
 
 #include <linux/module.h>
 
-#include "internal.h"
+#include "debugfs.h"
+#include "file.h"
+#include "submit.h"
 
 static int __init tdispatch_init(void)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A file's merge table: for each id, the one task of its dispatcher whose
- * payload a %TDISPATCH_UTASK_MERGE submission may still replace, as an
+ * payload a %TDISPATCH_TASK_MERGE submission may still replace, as an
  * item's submission merges into the item while it waits.  user.c puts a
  * task in when it submits it and takes it out when TAKE copies its
  * payload, when a submission of its id without the flag comes, or when it
@@ -20,7 +20,12 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 
+#include "file.h"
+#include "merge.h"
+#include "pending.h"
 #include "user.h"
+#include "vec.h"
+#include "watch.h"
 
 #define TD_MERGE_MIN_BITS	6
 #define TD_MERGE_MAX_BITS	15	/* 256 KiB of buckets */
@@ -76,10 +81,10 @@ struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id)
 }
 
 /* The task of @id in its locked bucket @b, or NULL. */
-struct td_utask *td_merge_find(struct hlist_bl_head *b, u64 id)
+struct td_file_task *td_merge_find(struct hlist_bl_head *b, u64 id)
 {
 	struct hlist_bl_node *pos;
-	struct td_utask *ut;
+	struct td_file_task *ut;
 
 	hlist_bl_for_each_entry(ut, pos, b, mnode)
 		if (ut->x.task.id == id)
@@ -88,13 +93,13 @@ struct td_utask *td_merge_find(struct hlist_bl_head *b, u64 id)
 }
 
 /* In, by its task's id: it has none in its locked bucket @b. */
-void td_merge_add(struct hlist_bl_head *b, struct td_utask *ut)
+void td_merge_add(struct hlist_bl_head *b, struct td_file_task *ut)
 {
 	hlist_bl_add_head(&ut->mnode, b);
 }
 
 /* Out of its locked bucket, if it is in; it never goes in again. */
-void td_merge_del(struct td_utask *ut)
+void td_merge_del(struct td_file_task *ut)
 {
 	if (hlist_bl_unhashed(&ut->mnode))
 		return;
@@ -108,7 +113,7 @@ void td_merge_del(struct td_utask *ut)
  * Whether a task is out of the table, without its lock: for good, and
  * with every payload that merges wrote before seen.
  */
-bool td_merge_out(struct td_utask *ut)
+bool td_merge_out(struct td_file_task *ut)
 {
 	/* Pairs with smp_store_release() in td_merge_del(). */
 	return !smp_load_acquire(&ut->mnode.pprev);
@@ -118,7 +123,7 @@ bool td_merge_out(struct td_utask *ut)
  * Out, if it is in, for a task that ends.  A task goes in before the
  * engine can see it, so one out now is out for good.
  */
-void td_merge_forget(struct td_merge *m, struct td_utask *ut)
+void td_merge_forget(struct td_merge *m, struct td_file_task *ut)
 {
 	struct hlist_bl_head *b;
 
@@ -140,7 +145,7 @@ void td_merge_forget(struct td_merge *m, struct td_utask *ut)
 static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, const u8 *data,
 			 u32 len)
 {
-	struct td_utask *ut = td_merge_find(b, id);
+	struct td_file_task *ut = td_merge_find(b, id);
 	int ret;
 
 	if (!ut)
@@ -158,25 +163,25 @@ static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, con
 }
 
 /*
- * %TDISPATCH_UTASK_MERGE: into the waiting task of its id, or a task of
+ * %TDISPATCH_TASK_MERGE: into the waiting task of its id, or a task of
  * its own that later ones merge into.  The payload is read first, outside
  * the lock.  A new task goes into the table before the engine can see it
  * (see td_merge_forget()) and is submitted under the lock, so that none
  * merges into a task the engine then refuses.
  */
-int td_submit_merge(struct td_user *u, const struct tdispatch_utask *ut,
+int td_submit_merge(struct td_user *u, const struct tdispatch_submit_task *ut,
 		    struct td_vec *v)
 {
 	static const struct tdispatch_submit_opts o = { };
 	u32 len = ut->payload_len;
-	u8 data[TD_UTASK_SMALL];
+	u8 data[TD_FILE_TASK_SMALL];
 	struct hlist_bl_head *b;
-	struct td_utask *task;
+	struct td_file_task *task;
 	int ret;
 
 	/* Nothing a merge could not carry over: no deadline, delay or own attempts. */
 	ret = -EINVAL;
-	if (ut->flags != TDISPATCH_UTASK_MERGE || ut->deadline_ns || ut->not_before_ns ||
+	if (ut->flags != TDISPATCH_TASK_MERGE || ut->deadline_ns || ut->not_before_ns ||
 	    ut->max_attempts || !len || len > TDISPATCH_MERGE_PAYLOAD_MAX)
 		goto rejected;
 	ret = -EFAULT;
@@ -191,7 +196,7 @@ int td_submit_merge(struct td_user *u, const struct tdispatch_utask *ut,
 	if (ret)
 		return min(ret, 0);
 
-	task = td_utask_get(u, len, false, v);
+	task = td_file_task_get(u, len, false, v);
 	if (IS_ERR(task)) {
 		ret = PTR_ERR(task);
 		goto rejected;
@@ -221,7 +226,7 @@ rejected:
 }
 
 /*
- * A task without %TDISPATCH_UTASK_MERGE (a plain one, or with
+ * A task without %TDISPATCH_TASK_MERGE (a plain one, or with
  * %TD_TASK_SLOT in @flags a shared slot's), which, once accepted, takes its
  * id's task out of the merge table (if the file ever merged): a merge
  * after it must not replace a task that it, the newer, replaces in the
@@ -231,12 +236,12 @@ rejected:
  * submitted on one CPU may still be taken in before an older one from
  * another, as for any two submissions of an id.)
  */
-int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
+int td_submit_unmerged(struct td_user *u, struct td_file_task *task, u64 id,
 		       const struct tdispatch_submit_opts *o, struct td_watcher *w,
 			      u8 flags, struct td_vec *v)
 {
 	struct hlist_bl_head *b;
-	struct td_utask *ut;
+	struct td_file_task *ut;
 	int ret;
 
 	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED | flags, v);

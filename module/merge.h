@@ -9,12 +9,12 @@
 #include <linux/siphash.h>
 #include <linux/types.h>
 
-struct td_utask;
+struct td_file_task;
 struct td_vec;
 
 /*
  * A file's merge table (merge.c): the tasks whose payload a submission
- * with %TDISPATCH_UTASK_MERGE may replace, one an id, by ->x.task.id.
+ * with %TDISPATCH_TASK_MERGE may replace, one an id, by ->x.task.id.
  */
 struct td_merge {
 	struct hlist_bl_head *heads;	/* 1 << bits; NULL until the first merge */
@@ -26,10 +26,10 @@ void td_merge_init(struct td_merge *m, unsigned int held);
 void td_merge_free(struct td_merge *m);
 int td_merge_prepare(struct td_merge *m, struct td_vec *v);
 struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id) __acquires(bitlock);
-struct td_utask *td_merge_find(struct hlist_bl_head *b, u64 id);
-void td_merge_add(struct hlist_bl_head *b, struct td_utask *ut);
-void td_merge_del(struct td_utask *ut);
-bool td_merge_out(struct td_utask *ut);
-void td_merge_forget(struct td_merge *m, struct td_utask *ut);
+struct td_file_task *td_merge_find(struct hlist_bl_head *b, u64 id);
+void td_merge_add(struct hlist_bl_head *b, struct td_file_task *ut);
+void td_merge_del(struct td_file_task *ut);
+bool td_merge_out(struct td_file_task *ut);
+void td_merge_forget(struct td_merge *m, struct td_file_task *ut);
 
 #endif /* _TDISPATCH_MERGE_H */

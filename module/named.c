@@ -26,11 +26,15 @@
 
 #include <uapi/linux/tdispatch.h>
 
+#include "events.h"
+#include "file.h"
 #include "internal.h"
+#include "limits.h"
+#include "submit.h"
+#include "vec.h"
+#include "watch.h"
 
 static_assert(sizeof(struct tdispatch_entry) == 40);
-static_assert(sizeof(struct tdispatch_list) == TDISPATCH_LIST_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_attach) == TDISPATCH_ATTACH_SIZE_VER0);
 static_assert(TD_NAME_LEN == TDISPATCH_NAME_LEN);
 
 struct td_pub {
@@ -200,7 +204,7 @@ int td_named_list(void __user *uarg, const struct cred *cred)
 	u32 n = 0, room;
 	int ret;
 
-	ret = td_copy_in(&l, sizeof(l), uarg, TDISPATCH_LIST_SIZE_VER0);
+	ret = td_copy_in(&l, sizeof(l), uarg);
 	if (ret)
 		return ret;
 	if (l.flags)
@@ -281,7 +285,7 @@ int td_named_attach(struct td_file *f, const struct file *file, void __user *uar
 	struct td_pub *pub;
 	int ret;
 
-	ret = td_copy_in(&at, sizeof(at), uarg, TDISPATCH_ATTACH_SIZE_VER0);
+	ret = td_copy_in(&at, sizeof(at), uarg);
 	if (ret)
 		return ret;
 	if ((at.flags & ~(TDISPATCH_ATTACH_SUBMIT | TDISPATCH_ATTACH_EVENTS)) ||
@@ -340,7 +344,7 @@ fail:
 	return ret;
 }
 
-static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags,
+static int td_named_submit_one(void *ctx, struct tdispatch_submit_task *ut, u32 flags,
 			       struct td_vec *v)
 {
 	struct td_attach *a = ctx;
@@ -351,7 +355,7 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags,
 		.deadline = ut->deadline_ns,
 		.not_before = td_not_before(ut, flags),
 		.max_attempts = ut->max_attempts,
-		.watch = ut->flags & TDISPATCH_UTASK_WATCH,
+		.watch = ut->flags & TDISPATCH_TASK_WATCH,
 		.watch_key = ut->watch_key,
 	};
 	struct td_watcher *w = NULL;
@@ -360,7 +364,7 @@ static int td_named_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags,
 	struct tdispatch *d;
 	int idx, ret;
 
-	if (!kt.len || kt.len > TDISPATCH_PAYLOAD_MAX || (ut->flags & ~TDISPATCH_UTASK_WATCH)) {
+	if (!kt.len || kt.len > TDISPATCH_PAYLOAD_MAX || (ut->flags & ~TDISPATCH_TASK_WATCH)) {
 		ret = -EINVAL;
 		goto rejected;
 	}
@@ -437,10 +441,10 @@ long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 		return a->can_submit ? td_submit_vector(uarg, td_named_submit_one, a) : -EBADF;
 	case TDISPATCH_IOC_CANCEL:
 		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_cancel) : -EBADF;
-	case TDISPATCH_IOC_RELEASE:
-		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_release) : -EBADF;
-	case TDISPATCH_IOC_RELEASE_KEY:
-		return a->can_submit ? td_ioctl_release_key(&a->ctx, uarg) : -EBADF;
+	case TDISPATCH_IOC_EXPEDITE:
+		return a->can_submit ? td_ioctl_by_id(&a->ctx, uarg, tdispatch_expedite) : -EBADF;
+	case TDISPATCH_IOC_EXPEDITE_KEY:
+		return a->can_submit ? td_ioctl_expedite_key(&a->ctx, uarg) : -EBADF;
 	case TDISPATCH_IOC_QUERY:
 		return td_ioctl_query(&a->ctx, uarg);
 	case TDISPATCH_IOC_STATS:
@@ -450,7 +454,10 @@ long td_named_ioctl(struct td_file *f, struct td_attach *a, unsigned int cmd,
 			.events_lost = a->has_events ? td_events_lost(&a->events) : 0,
 		});
 	default:
-		/* TAKE, COMPLETE: the driver works on its own batches; SET_RATE: its config. */
+		/*
+		 * TAKE, COMPLETE: the driver works on its own batches; SET_RATE,
+		 * PERIODIC_*: its config; SLOTS, KICK: a file's own memory.
+		 */
 		return -EOPNOTSUPP;
 	}
 }

@@ -12,7 +12,10 @@
 #include <linux/rbtree.h>
 #include <linux/slab.h>
 
+#include "ids.h"
 #include "pending.h"
+#include "watch.h"
+#include "wheel.h"
 
 void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 		     unsigned int max_batch, u64 max_delay_ns)
@@ -122,7 +125,7 @@ static void td_pending_unlink(struct td_pending *p, struct tdispatch_task *t)
 }
 
 /* The in-flight @t is finished with: its waiting successor takes its place. */
-static void td_pending_release_id(struct td_pending *p, struct tdispatch_task *t)
+static void td_pending_id_done(struct td_pending *p, struct tdispatch_task *t)
 {
 	struct tdispatch_task *w = td_pending_waiter(p, t->id);
 
@@ -142,7 +145,7 @@ static void td_pending_make_room(struct td_pending *p, struct list_head *reap)
 						struct tdispatch_task, order);
 
 		td_pending_unlink(p, old);
-		td_task_end(p, old, TDISPATCH_DROPPED, reap);
+		td_task_end(p, old, TDISPATCH_OUTCOME_DROPPED, reap);
 	}
 }
 
@@ -152,7 +155,7 @@ static void td_pending_override(struct td_pending *p, struct tdispatch_task *old
 {
 	t->queued = old->queued;
 	list_replace(&old->order, &t->order);
-	td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
+	td_task_end(p, old, TDISPATCH_OUTCOME_OVERRIDDEN, reap);
 }
 
 /*
@@ -201,7 +204,7 @@ static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
 		td_wheel_del(&p->delayed, &td_ext(old)->delay);
 		td_watch_drop(p, old, true);
 		td_wheel_add(&p->delayed, &td_ext(t)->delay);
-		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
+		td_task_end(p, old, TDISPATCH_OUTCOME_OVERRIDDEN, reap);
 	} else {
 		td_ids_link(&p->ids, t);
 		td_wheel_add(&p->delayed, &td_ext(t)->delay);
@@ -234,7 +237,7 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 	/* As with pending ones, an expired newer task displaces nothing. */
 	if (td_task_expired(t, now)) {
 		td_watch_drop(p, t, false);
-		td_task_end(p, t, TDISPATCH_EXPIRED, reap);
+		td_task_end(p, t, TDISPATCH_OUTCOME_EXPIRED, reap);
 		return;
 	}
 	if (ktime_after(td_task_not_before(t), now)) {
@@ -247,7 +250,7 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 	old = p->nr_delayed ? td_pending_lookup_delayed(p, t->id) : NULL;
 	if (old) {
 		td_delayed_unlink(p, old);
-		td_task_end(p, old, TDISPATCH_OVERRIDDEN, reap);
+		td_task_end(p, old, TDISPATCH_OUTCOME_OVERRIDDEN, reap);
 	}
 	td_pending_enter(p, t, now, reap);
 }
@@ -279,7 +282,7 @@ unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
 		td_delayed_unlink(p, t);
 		n++;
 		if (td_task_expired(t, now))
-			td_task_end(p, t, TDISPATCH_EXPIRED, reap);
+			td_task_end(p, t, TDISPATCH_OUTCOME_EXPIRED, reap);
 		else
 			td_pending_enter(p, t, now, reap);
 	}
@@ -379,7 +382,7 @@ unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 			break;
 		if (td_task_expired(t, now)) {
 			td_pending_unlink(p, t);
-			td_task_end(p, t, TDISPATCH_EXPIRED, reap);
+			td_task_end(p, t, TDISPATCH_OUTCOME_EXPIRED, reap);
 			continue;
 		}
 		if (t->state == TD_TASK_WAITING)
@@ -416,14 +419,14 @@ void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
 		if (t->attempts < TDISPATCH_MAX_ATTEMPTS)
 			t->attempts++;
 		if (td_pending_waiter(p, t->id)) {
-			td_pending_release_id(p, t);
-			td_task_end(p, t, TDISPATCH_OVERRIDDEN, reap);
+			td_pending_id_done(p, t);
+			td_task_end(p, t, TDISPATCH_OUTCOME_OVERRIDDEN, reap);
 		} else if (limit && t->attempts >= limit) {
-			td_pending_release_id(p, t);
-			td_task_end(p, t, TDISPATCH_EXHAUSTED, reap);
+			td_pending_id_done(p, t);
+			td_task_end(p, t, TDISPATCH_OUTCOME_EXHAUSTED, reap);
 		} else if (p->nr_pending >= p->max_buffer) {
-			td_pending_release_id(p, t);
-			td_task_end(p, t, TDISPATCH_DROPPED, reap);
+			td_pending_id_done(p, t);
+			td_task_end(p, t, TDISPATCH_OUTCOME_DROPPED, reap);
 		} else {
 			p->nr_inflight--;
 			t->state = TD_TASK_PENDING;
@@ -452,7 +455,7 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 	unsigned int i;
 
 	for (i = 0; i < nr; i++) {
-		td_pending_release_id(p, batch[i]);
+		td_pending_id_done(p, batch[i]);
 		td_task_end(p, batch[i], outcome, reap);
 	}
 }
@@ -462,15 +465,15 @@ static void td_delayed_let_in(struct td_pending *p, struct tdispatch_task *t, kt
 			      struct list_head *reap)
 {
 	td_delayed_unlink(p, t);
-	p->released++;
+	p->expedited++;
 	if (td_task_expired(t, now))
-		td_task_end(p, t, TDISPATCH_EXPIRED, reap);
+		td_task_end(p, t, TDISPATCH_OUTCOME_EXPIRED, reap);
 	else
 		td_pending_enter(p, t, now, reap);
 }
 
 /**
- * td_pending_release() - let the delayed task of an id in now
+ * td_pending_expedite() - let the delayed task of an id in now
  * @p: the pending set
  * @id: the id
  * @now: the current time
@@ -482,7 +485,7 @@ static void td_delayed_let_in(struct td_pending *p, struct tdispatch_task *t, kt
  *
  * Return: 0, or -ENOENT if no task of @id is delayed.
  */
-int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_head *reap)
+int td_pending_expedite(struct td_pending *p, u64 id, ktime_t now, struct list_head *reap)
 {
 	struct tdispatch_task *t = td_pending_lookup_delayed(p, id);
 
@@ -493,21 +496,21 @@ int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_he
 }
 
 /**
- * td_pending_release_key() - let in delayed tasks that watch a key
+ * td_pending_expedite_key() - let in delayed tasks that watch a key
  * @p: the pending set
  * @key: the key
  * @max: most tasks to let in
  * @now: the current time
  * @reap: where tasks that end are put
  *
- * Each enters as td_pending_release() lets one in, in the order they were
+ * Each enters as td_pending_expedite() lets one in, in the order they were
  * delayed.  At most @max, so that the caller can drop the lock between
  * chunks of a key that many tasks watch.
  *
  * Return: how many were let in, or -ENOENT if no delayed task watches @key.
  */
-int td_pending_release_key(struct td_pending *p, u64 key, unsigned int max, ktime_t now,
-			   struct list_head *reap)
+int td_pending_expedite_key(struct td_pending *p, u64 key, unsigned int max, ktime_t now,
+			    struct list_head *reap)
 {
 	struct td_watcher *w = td_watch_first(&p->watchers, key), *next;
 	int nr = 0;
@@ -540,13 +543,13 @@ int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap)
 		t = td_pending_waiter(p, id);
 	if (t) {
 		td_pending_unlink(p, t);
-		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
+		td_task_end(p, t, TDISPATCH_OUTCOME_CANCELLED, reap);
 		ret = 0;
 	}
 	t = td_pending_lookup_delayed(p, id);
 	if (t) {
 		td_delayed_unlink(p, t);
-		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
+		td_task_end(p, t, TDISPATCH_OUTCOME_CANCELLED, reap);
 		ret = 0;
 	}
 	return ret;
@@ -564,7 +567,7 @@ void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
 			    struct list_head *reap)
 {
 	td_pending_unlink(p, t);
-	td_task_end(p, t, TDISPATCH_CANCELLED, reap);
+	td_task_end(p, t, TDISPATCH_OUTCOME_CANCELLED, reap);
 }
 
 /**
@@ -580,11 +583,11 @@ void td_pending_cancel_all(struct td_pending *p, struct list_head *reap)
 	while (!list_empty(&p->order)) {
 		t = list_first_entry(&p->order, struct tdispatch_task, order);
 		td_pending_unlink(p, t);
-		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
+		td_task_end(p, t, TDISPATCH_OUTCOME_CANCELLED, reap);
 	}
 	while ((e = td_wheel_any(&p->delayed))) {
 		t = &container_of(e, struct td_task_ext, delay)->task;
 		td_delayed_unlink(p, t);
-		td_task_end(p, t, TDISPATCH_CANCELLED, reap);
+		td_task_end(p, t, TDISPATCH_OUTCOME_CANCELLED, reap);
 	}
 }

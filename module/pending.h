@@ -35,7 +35,7 @@ enum td_task_state {
 #define TD_TASK_WATCHED		BIT(1)	/* its td_task_ext's ->watcher is set */
 #define TD_TASK_OWNED		BIT(2)	/* ->release() frees the task too */
 #define TD_TASK_EXT		BIT(3)	/* in a struct td_task_ext */
-#define TD_TASK_PERIODIC	BIT(4)	/* the run_task of a struct td_sup */
+#define TD_TASK_PERIODIC	BIT(4)	/* the run_task of a struct td_periodic_reg */
 /* Two bits the owner of %TD_TASK_OWNED tasks keeps for itself. */
 #define TD_TASK_OWNER0		BIT(5)
 #define TD_TASK_OWNER1		BIT(6)
@@ -122,8 +122,8 @@ struct td_pending {
 	bool flush;			/* draining: cut whatever is ready */
 	u64 drained;			/* tasks taken from the input lists */
 	u64 retries;
-	u64 released;			/* delayed tasks let in early */
-	u64 key_releases;		/* release_key calls that let one in */
+	u64 expedited;			/* delayed tasks let in early */
+	u64 key_expedites;		/* expedite_key calls that let one in */
 	u64 outcomes[TDISPATCH_NR_OUTCOMES];
 };
 
@@ -156,9 +156,9 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 			 unsigned int nr, enum tdispatch_outcome outcome,
 			 struct list_head *reap);
 int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap);
-int td_pending_release(struct td_pending *p, u64 id, ktime_t now, struct list_head *reap);
-int td_pending_release_key(struct td_pending *p, u64 key, unsigned int max, ktime_t now,
-			   struct list_head *reap);
+int td_pending_expedite(struct td_pending *p, u64 id, ktime_t now, struct list_head *reap);
+int td_pending_expedite_key(struct td_pending *p, u64 key, unsigned int max, ktime_t now,
+			    struct list_head *reap);
 void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
 			    struct list_head *reap);
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap);

@@ -146,12 +146,12 @@ void td_periodic_ended(struct td_periodic *pr, int result, ktime_t now)
 	if (pr->timed_out)
 		return;
 	switch (result) {
-	case TDISPATCH_SUCCESS:
+	case TDISPATCH_RESULT_SUCCESS:
 		pr->successes++;
 		pr->interval_ns = pr->period_ns;
 		break;
-	case TDISPATCH_CONGESTION:
-	case TDISPATCH_TRANSIENT:
+	case TDISPATCH_RESULT_CONGESTION:
+	case TDISPATCH_RESULT_TRANSIENT:
 		pr->failures++;
 		td_periodic_back_off(pr);
 		break;

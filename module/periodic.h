@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Supervised periodic tasks: their state (periodic.c; the caller locks and
- * passes the time) and the registrations the engine runs (supervisor.c).
+ * passes the time) and the registrations the engine runs (periodic_run.c).
  */
 #ifndef _TDISPATCH_PERIODIC_H
 #define _TDISPATCH_PERIODIC_H
@@ -44,7 +44,7 @@ enum td_periodic_action td_periodic_tick(struct td_periodic *pr, ktime_t now);
 void td_periodic_ended(struct td_periodic *pr, int result, ktime_t now);
 ktime_t td_periodic_when(const struct td_periodic *pr);
 
-/* supervisor.c: the engine's side of periodic tasks. */
+/* periodic_run.c: the engine's side of periodic tasks. */
 struct tdispatch;
 struct tdispatch_task;
 struct list_head;
@@ -54,7 +54,7 @@ struct list_head;
  * acceptor never allocates: one run at a time, and the next starts only
  * once td_reap() is done with the last (->run_busy).
  */
-struct td_sup {
+struct td_periodic_reg {
 	struct td_periodic pr;
 	void (*release)(struct tdispatch *d, void *payload);
 	unsigned int refs;		/* the registration's and each run's */
@@ -63,17 +63,17 @@ struct td_sup {
 };
 
 /* Drop a reference; true if the caller must release and free @s. */
-static inline bool td_sup_put(struct td_sup *s)
+static inline bool td_periodic_reg_put(struct td_periodic_reg *s)
 {
 	return !--s->refs;
 }
 
-void td_sup_free(struct tdispatch *d, struct td_sup *s);
-void td_sup_wake_at(struct tdispatch *d, struct td_sup *s);
-ktime_t td_supervise(struct tdispatch *d, ktime_t now, struct list_head *reap);
-bool td_supervise_task(struct tdispatch *d, struct tdispatch_task *t, int res,
-		       ktime_t now, struct list_head *reap);
-void td_supervise_reap(struct tdispatch *d, struct tdispatch_task *t);
-void td_supervise_stop(struct tdispatch *d);
+void td_periodic_reg_free(struct tdispatch *d, struct td_periodic_reg *s);
+void td_periodic_reg_wake_at(struct tdispatch *d, struct td_periodic_reg *s);
+ktime_t td_periodic_run_due(struct tdispatch *d, ktime_t now, struct list_head *reap);
+bool td_periodic_run_ended(struct tdispatch *d, struct tdispatch_task *t, int res,
+			   ktime_t now, struct list_head *reap);
+void td_periodic_run_reaped(struct tdispatch *d, struct tdispatch_task *t);
+void td_periodic_stop(struct tdispatch *d);
 
 #endif /* _TDISPATCH_PERIODIC_H */

@@ -3,21 +3,26 @@
  * Supervised periodic tasks: what a driver calls to register, remove and
  * count them, and their end when the dispatcher is destroyed.  The state
  * of one registration is periodic.c's; starting its runs and hearing how
- * they ended is the engine's (supervisor.c).
+ * they ended is the engine's (periodic_run.c).
  */
 #include <linux/export.h>
 #include <linux/slab.h>
 
+#include "dispatch.h"
+#include "file.h"
 #include "internal.h"
+#include "pending.h"
+#include "periodic.h"
+#include "submit.h"
 
 #define TD_MAX_PERIODIC		1024U
 #define TD_PERIODIC_MIN_NS	NSEC_PER_MSEC
 #define TD_PERIODIC_MAX_NS	(86400ULL * NSEC_PER_SEC)
 #define TD_PERIODIC_MAX_BACKOFF	1024U
 
-static struct td_sup *td_sup_find(struct tdispatch *d, u64 id)
+static struct td_periodic_reg *td_sup_find(struct tdispatch *d, u64 id)
 {
-	struct td_sup *s;
+	struct td_periodic_reg *s;
 
 	list_for_each_entry(s, &d->periodic, pr.node)
 		if (s->pr.id == id)
@@ -26,7 +31,7 @@ static struct td_sup *td_sup_find(struct tdispatch *d, u64 id)
 }
 
 /* Take @s off the list and cancel its run if it has not started. */
-static bool td_sup_remove(struct tdispatch *d, struct td_sup *s, struct list_head *reap)
+static bool td_sup_remove(struct tdispatch *d, struct td_periodic_reg *s, struct list_head *reap)
 {
 	struct tdispatch_task *t = s->pr.run;
 
@@ -35,7 +40,7 @@ static bool td_sup_remove(struct tdispatch *d, struct td_sup *s, struct list_hea
 	s->pr.removed = true;
 	if (t && (t->state == TD_TASK_PENDING || t->state == TD_TASK_WAITING))
 		td_pending_cancel_task(&d->pending, t, reap);
-	return td_sup_put(s);
+	return td_periodic_reg_put(s);
 }
 
 /**
@@ -53,7 +58,7 @@ static bool td_sup_remove(struct tdispatch *d, struct td_sup *s, struct list_hea
  */
 int tdispatch_periodic_add(struct tdispatch *d, const struct tdispatch_periodic *pc)
 {
-	struct td_sup *s;
+	struct td_periodic_reg *s;
 	int ret = 0;
 
 	might_sleep();
@@ -81,7 +86,7 @@ int tdispatch_periodic_add(struct tdispatch *d, const struct tdispatch_periodic 
 				 pc->max_backoff, pc->payload, ktime_get());
 		list_add_tail(&s->pr.node, &d->periodic);
 		d->nr_periodic++;
-		td_sup_wake_at(d, s);
+		td_periodic_reg_wake_at(d, s);
 	}
 	mutex_unlock(&d->lock);
 	if (ret) {
@@ -109,7 +114,7 @@ EXPORT_SYMBOL_GPL(tdispatch_periodic_add);
  */
 int tdispatch_periodic_remove(struct tdispatch *d, u64 id)
 {
-	struct td_sup *s;
+	struct td_periodic_reg *s;
 	LIST_HEAD(reap);
 	bool last;
 
@@ -125,15 +130,15 @@ int tdispatch_periodic_remove(struct tdispatch *d, u64 id)
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 	if (last)
-		td_sup_free(d, s);
+		td_periodic_reg_free(d, s);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(tdispatch_periodic_remove);
 
 /* Destroy: remove every registration; runs in batches end as usual. */
-void td_supervise_stop(struct tdispatch *d)
+void td_periodic_stop(struct tdispatch *d)
 {
-	struct td_sup *s, *next;
+	struct td_periodic_reg *s, *next;
 	LIST_HEAD(gone);
 	LIST_HEAD(reap);
 
@@ -145,7 +150,7 @@ void td_supervise_stop(struct tdispatch *d)
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
 	list_for_each_entry_safe(s, next, &gone, pr.node)
-		td_sup_free(d, s);
+		td_periodic_reg_free(d, s);
 }
 
 /**
@@ -161,7 +166,7 @@ void td_supervise_stop(struct tdispatch *d)
 int tdispatch_periodic_get_stats(struct tdispatch *d, u64 id,
 				 struct tdispatch_periodic_stats *st)
 {
-	struct td_sup *s;
+	struct td_periodic_reg *s;
 
 	might_sleep();
 	mutex_lock(&d->lock);

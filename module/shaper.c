@@ -21,9 +21,9 @@ void td_shaper_record(struct td_shaper *s, enum tdispatch_result result,
 	/* 0 means "none"; a clock reading of exactly 0 is taken as 1 ns. */
 	if (!now)
 		now = 1;
-	if (result == TDISPATCH_CONGESTION)
+	if (result == TDISPATCH_RESULT_CONGESTION)
 		s->last_congestion = now;
-	else if (result == TDISPATCH_TRANSIENT)
+	else if (result == TDISPATCH_RESULT_TRANSIENT)
 		s->last_transient = now;
 }
 
@@ -57,14 +57,14 @@ u64 td_shaper_holdoff(struct td_shaper *s, ktime_t now)
 }
 
 /*
- * The rate limit: a token bucket of @burst tasks that fills at @rate tasks
+ * The rate limit: up to @burst tokens, one a task, refilled at @rate tasks
  * a second, counted in billionths of a task so that it fills every
  * nanosecond.  It paces a healthy consumer, where the shaper above only
  * reacts to failures.
  */
 #define TD_TOKEN	NSEC_PER_SEC
 
-static void td_bucket_refill(struct td_bucket *b, ktime_t now)
+static void td_rate_refill(struct td_rate *b, ktime_t now)
 {
 	u64 cap = (u64)b->burst * TD_TOKEN;
 	s64 elapsed = ktime_to_ns(ktime_sub(now, b->last));
@@ -80,15 +80,15 @@ static void td_bucket_refill(struct td_bucket *b, ktime_t now)
 }
 
 /*
- * @rate 0: no limit.  A new bucket starts full; a changed one keeps what
+ * @rate 0: no limit.  A new limit starts full; a changed one keeps what
  * it had earned by @now, up to the new burst.
  */
-void td_bucket_set(struct td_bucket *b, u32 rate, u32 burst, ktime_t now)
+void td_rate_set(struct td_rate *b, u32 rate, u32 burst, ktime_t now)
 {
 	u64 cap = (u64)burst * TD_TOKEN;
 
 	if (b->rate)
-		td_bucket_refill(b, now);
+		td_rate_refill(b, now);
 	b->tokens = b->rate ? min(b->tokens, cap) : cap;
 	b->rate = rate;
 	b->burst = burst;
@@ -96,8 +96,8 @@ void td_bucket_set(struct td_bucket *b, u32 rate, u32 burst, ktime_t now)
 }
 
 /**
- * td_bucket_allow() - how many tasks may go now
- * @b: the bucket
+ * td_rate_allow() - how many tasks may go now
+ * @b: the rate limit
  * @now: the current time
  * @want: most the caller would send
  * @need: fewest worth sending (a whole batch); more than the burst counts
@@ -107,16 +107,16 @@ void td_bucket_set(struct td_bucket *b, u32 rate, u32 burst, ktime_t now)
  * Waiting for @need tokens keeps batches whole at the same average rate,
  * where handing out each token as it comes would cut batches of one.
  *
- * Return: 0, or @need to @want; take what was sent with td_bucket_take().
+ * Return: 0, or @need to @want; take what was sent with td_rate_take().
  */
-unsigned int td_bucket_allow(struct td_bucket *b, ktime_t now, unsigned int want,
-			     unsigned int need, ktime_t *when)
+unsigned int td_rate_allow(struct td_rate *b, ktime_t now, unsigned int want,
+			   unsigned int need, ktime_t *when)
 {
 	u64 short_of;
 
 	if (!b->rate)
 		return want;
-	td_bucket_refill(b, now);
+	td_rate_refill(b, now);
 	need = clamp(need, 1U, b->burst);
 	if (b->tokens < (u64)need * TD_TOKEN) {
 		short_of = (u64)need * TD_TOKEN - b->tokens;
@@ -126,7 +126,7 @@ unsigned int td_bucket_allow(struct td_bucket *b, ktime_t now, unsigned int want
 	return min_t(u64, want, div64_u64(b->tokens, TD_TOKEN));
 }
 
-void td_bucket_take(struct td_bucket *b, unsigned int n)
+void td_rate_take(struct td_rate *b, unsigned int n)
 {
 	if (b->rate)
 		b->tokens -= min_t(u64, b->tokens, (u64)n * TD_TOKEN);

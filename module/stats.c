@@ -9,7 +9,11 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 
+#include "dispatch.h"
 #include "internal.h"
+#include "pending.h"
+#include "stats.h"
+#include "submit.h"
 
 /*
  * Where the task of @id is, for the char device's QUERY: absent, pending
@@ -57,12 +61,13 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 	*st = (struct tdispatch_stats) {
 		.pending = p->nr_pending,
 		.in_flight = p->nr_inflight,
-		.done = p->outcomes[TDISPATCH_DONE],
-		.failed = p->outcomes[TDISPATCH_FAILED] + p->outcomes[TDISPATCH_EXHAUSTED],
-		.overridden = p->outcomes[TDISPATCH_OVERRIDDEN],
-		.expired = p->outcomes[TDISPATCH_EXPIRED],
-		.dropped = p->outcomes[TDISPATCH_DROPPED],
-		.cancelled = p->outcomes[TDISPATCH_CANCELLED],
+		.done = p->outcomes[TDISPATCH_OUTCOME_DONE],
+		.failed = p->outcomes[TDISPATCH_OUTCOME_FAILED] +
+			  p->outcomes[TDISPATCH_OUTCOME_EXHAUSTED],
+		.overridden = p->outcomes[TDISPATCH_OUTCOME_OVERRIDDEN],
+		.expired = p->outcomes[TDISPATCH_OUTCOME_EXPIRED],
+		.dropped = p->outcomes[TDISPATCH_OUTCOME_DROPPED],
+		.cancelled = p->outcomes[TDISPATCH_OUTCOME_CANCELLED],
 		.batches = d->batches,
 		.retries = p->retries,
 		.holdoffs = d->holdoffs,
@@ -70,12 +75,12 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		.bad_results = d->bad_results,
 		.delayed = p->nr_delayed,
 		.periodic_runs = d->periodic_runs,
-		.exhausted = p->outcomes[TDISPATCH_EXHAUSTED],
-		.released = p->released,
-		.key_releases = p->key_releases,
+		.exhausted = p->outcomes[TDISPATCH_OUTCOME_EXHAUSTED],
+		.expedited = p->expedited,
+		.key_expedites = p->key_expedites,
 		.throttled_ns = d->throttled_ns,
-		.rate = d->bucket.rate,
-		.burst = d->bucket.burst,
+		.rate = d->rate.rate,
+		.burst = d->rate.burst,
 	};
 	/* A batch that waits for tokens right now has waited until now. */
 	if (d->throttled_since)

@@ -11,7 +11,12 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 
+#include "ids.h"
 #include "internal.h"
+#include "pending.h"
+#include "submit.h"
+#include "vec.h"
+#include "watch.h"
 #include "trace.h"
 
 /* What a task without a deadline, a delay or a key costs: one cache line. */
@@ -88,9 +93,9 @@ EXPORT_SYMBOL_GPL(tdispatch_task_not_before);
 
 /*
  * Input came to an empty list.  With no window, hand it straight to a
- * worker, as irq_work raises its one work: a slot's work drains the input
- * and cuts its own batch (td_batch_work()); a slot that looks free, else
- * this CPU's.  With a window, the acceptor gathers it.
+ * worker, as irq_work raises its one work: a worker's work drains the
+ * input and cuts its own batch (td_batch_work()); a worker that looks
+ * free, else this CPU's.  With a window, the acceptor gathers it.
  */
 static void td_wake_for_input(struct tdispatch *d)
 {
@@ -100,10 +105,10 @@ static void td_wake_for_input(struct tdispatch *d)
 		wake_up_process(d->acceptor);
 		return;
 	}
-	/* A hint, read without the lock: any slot's work drains the input. */
-	free = data_race(d->free_slots);
-	queue_work(d->wq, &d->slots[free ? __ffs64(free) :
-				   raw_smp_processor_id() % d->nr_slots].work);
+	/* A hint, read without the lock: any worker's work drains the input. */
+	free = data_race(d->free_workers);
+	queue_work(d->wq, &d->workers[free ? __ffs64(free) :
+				   raw_smp_processor_id() % d->nr_workers].work);
 }
 
 /*
@@ -332,7 +337,7 @@ int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
 EXPORT_SYMBOL_GPL(tdispatch_submit_delayed);
 
 /**
- * tdispatch_submit_opts() - hand a task to a dispatcher, with options
+ * tdispatch_submit_with() - hand a task to a dispatcher, with options
  * @d: the dispatcher
  * @id: the task's key, as for tdispatch_submit()
  * @payload: as for tdispatch_submit()
@@ -347,12 +352,12 @@ EXPORT_SYMBOL_GPL(tdispatch_submit_delayed);
  * @o->max_attempts is above %TDISPATCH_MAX_ATTEMPTS.  A watch key costs
  * one more small allocation with @gfp.
  */
-int tdispatch_submit_opts(struct tdispatch *d, u64 id, void *payload,
+int tdispatch_submit_with(struct tdispatch *d, u64 id, void *payload,
 			  const struct tdispatch_submit_opts *o, gfp_t gfp)
 {
 	return td_submit(d, id, payload, o, gfp);
 }
-EXPORT_SYMBOL_GPL(tdispatch_submit_opts);
+EXPORT_SYMBOL_GPL(tdispatch_submit_with);
 
 /* A cache line each on 64-bit, the task allocated or embedded as an item. */
 static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct tdispatch_task) == 64);

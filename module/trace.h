@@ -7,6 +7,7 @@
 
 #include <linux/tracepoint.h>
 
+#include "dispatch.h"
 #include "internal.h"
 
 /* A fixed array rather than __string(): __assign_str() changed in 6.10. */
@@ -50,11 +51,11 @@ TRACE_EVENT(tdispatch_drop,
 	    TP_printk("%s id=%llu attempts=%u reason=%s", __entry->name,
 		      __entry->id, __entry->attempts,
 		      __print_symbolic(__entry->reason,
-				       { TDISPATCH_FAILED, "failed" },
-				       { TDISPATCH_EXPIRED, "expired" },
-				       { TDISPATCH_DROPPED, "overflow" },
-				       { TDISPATCH_CANCELLED, "cancelled" },
-				       { TDISPATCH_EXHAUSTED, "exhausted" }))
+				       { TDISPATCH_OUTCOME_FAILED, "failed" },
+				       { TDISPATCH_OUTCOME_EXPIRED, "expired" },
+				       { TDISPATCH_OUTCOME_DROPPED, "overflow" },
+				       { TDISPATCH_OUTCOME_CANCELLED, "cancelled" },
+				       { TDISPATCH_OUTCOME_EXHAUSTED, "exhausted" }))
 );
 
 TRACE_EVENT(tdispatch_batch_start,
@@ -82,10 +83,10 @@ TRACE_EVENT(tdispatch_batch_end,
 			   __entry->result = result;),
 	    TP_printk("%s nr=%u result=%s", __entry->name, __entry->nr,
 		      __print_symbolic(__entry->result,
-				       { TDISPATCH_SUCCESS, "success" },
-				       { TDISPATCH_CONGESTION, "congestion" },
-				       { TDISPATCH_TRANSIENT, "transient" },
-				       { TDISPATCH_PERMANENT, "permanent" },
+				       { TDISPATCH_RESULT_SUCCESS, "success" },
+				       { TDISPATCH_RESULT_CONGESTION, "congestion" },
+				       { TDISPATCH_RESULT_TRANSIENT, "transient" },
+				       { TDISPATCH_RESULT_PERMANENT, "permanent" },
 				       { TD_RESULT_REDELIVER, "redeliver" }))
 );
 

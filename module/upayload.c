@@ -8,10 +8,13 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "file.h"
+#include "pending.h"
 #include "user.h"
+#include "vec.h"
 
 /* A kept small task, or NULL; process context. */
-static struct td_utask *td_spare_get(struct td_user *u)
+static struct td_file_task *td_spare_get(struct td_user *u)
 {
 	struct llist_node *n;
 
@@ -24,16 +27,16 @@ static struct td_utask *td_spare_get(struct td_user *u)
 	if (!n)
 		return NULL;
 	atomic_dec(&u->nr_spare);
-	return container_of(n, struct td_utask, x.task.input);
+	return container_of(n, struct td_file_task, x.task.input);
 }
 
 /* Frees the task the payload came with, or keeps it to reuse. */
 void td_payload_free(struct td_user *u, struct td_payload *p)
 {
-	struct td_utask *ut = container_of(p, struct td_utask, p);
+	struct td_file_task *ut = container_of(p, struct td_file_task, p);
 
 	atomic_long_sub(p->held, &u->bytes);
-	if (p->len <= TD_UTASK_SMALL) {
+	if (p->len <= TD_FILE_TASK_SMALL) {
 		if (atomic_inc_return(&u->nr_spare) <= TD_USER_MAX_SPARE) {
 			llist_add(&ut->x.task.input, &u->spare);
 			return;
@@ -50,9 +53,9 @@ void td_payload_free(struct td_user *u, struct td_payload *p)
  */
 static int td_payload_copy_in(struct td_vec *v, struct td_payload *p, const void __user *from)
 {
-	u8 bounce[TD_UTASK_SMALL];
+	u8 bounce[TD_FILE_TASK_SMALL];
 
-	if (p->len > TD_UTASK_SMALL)
+	if (p->len > TD_FILE_TASK_SMALL)
 		return td_vec_copy_from_user(v, p->data, from, p->len);
 	if (td_vec_copy_from_user(v, bounce, from, p->len))
 		return -EFAULT;
@@ -64,10 +67,10 @@ static int td_payload_copy_in(struct td_vec *v, struct td_payload *p, const void
  * A user's task for a payload of @len bytes, counted against the
  * dispatcher's bound; give it back with td_payload_free().
  */
-struct td_utask *td_utask_get(struct td_user *u, u32 len, bool watch, struct td_vec *v)
+struct td_file_task *td_file_task_get(struct td_user *u, u32 len, bool watch, struct td_vec *v)
 {
-	u32 size = max(len, TD_UTASK_SMALL);
-	struct td_utask *ut;
+	u32 size = max(len, TD_FILE_TASK_SMALL);
+	struct td_file_task *ut;
 	size_t bytes;
 
 	if (!len || len > TDISPATCH_PAYLOAD_MAX)
@@ -77,7 +80,7 @@ struct td_utask *td_utask_get(struct td_user *u, u32 len, bool watch, struct td_
 		atomic_long_sub(bytes, &u->bytes);
 		return ERR_PTR(-ENOSPC);
 	}
-	ut = size == TD_UTASK_SMALL ? td_spare_get(u) : NULL;
+	ut = size == TD_FILE_TASK_SMALL ? td_spare_get(u) : NULL;
 	if (!ut)
 		ut = td_vec_kmalloc(v, struct_size(ut, p.data, size), TD_GFP_USER);
 	if (!ut) {
@@ -91,11 +94,11 @@ struct td_utask *td_utask_get(struct td_user *u, u32 len, bool watch, struct td_
 	return ut;
 }
 
-/* As td_utask_get(), with the @len payload bytes at @uptr copied in. */
-struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool watch,
-			      struct td_vec *v)
+/* As td_file_task_get(), with the @len payload bytes at @uptr copied in. */
+struct td_file_task *td_file_task_new(struct td_user *u, u64 uptr, u32 len, bool watch,
+				      struct td_vec *v)
 {
-	struct td_utask *ut = td_utask_get(u, len, watch, v);
+	struct td_file_task *ut = td_file_task_get(u, len, watch, v);
 
 	if (IS_ERR(ut) || !td_payload_copy_in(v, &ut->p, u64_to_user_ptr(uptr)))
 		return ut;

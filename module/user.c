@@ -11,18 +11,16 @@
 
 #include <uapi/linux/tdispatch.h>
 
+#include "core.h"
+#include "events.h"
+#include "file.h"
+#include "limits.h"
+#include "merge.h"
+#include "pending.h"
 #include "user.h"
 #include "uslots.h"
-
-static_assert(sizeof(struct tdispatch_create) == TDISPATCH_CREATE_SIZE_VER2);
-static_assert(sizeof(struct tdispatch_rate) == TDISPATCH_RATE_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_periodic_add) == TDISPATCH_PERIODIC_ADD_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_periodic_stats_user) ==
-	      TDISPATCH_PERIODIC_STATS_SIZE_VER0);
-static_assert(sizeof(struct tdispatch_event) == 48);
-static_assert(TDISPATCH_RESULT_PERMANENT == TDISPATCH_PERMANENT);
-static_assert(TDISPATCH_OUTCOME_CANCELLED == TDISPATCH_CANCELLED);
-static_assert(TDISPATCH_OUTCOME_EXHAUSTED == TDISPATCH_EXHAUSTED);
+#include "vec.h"
+#include "watch.h"
 
 /* A task that ends leaves the merge table, and its slot if it was unread. */
 static void td_user_task_release(struct tdispatch *d, struct tdispatch_task *t,
@@ -32,7 +30,7 @@ static void td_user_task_release(struct tdispatch *d, struct tdispatch_task *t,
 	struct td_user *u = tdispatch_priv(d);
 
 	if (t->flags & TD_TASK_MERGE)
-		td_merge_forget(&u->merge, container_of(td_ext(t), struct td_utask, x));
+		td_merge_forget(&u->merge, container_of(td_ext(t), struct td_file_task, x));
 	if (t->flags & TD_TASK_SLOT)
 		td_slot_forget(u, (struct td_slot_ref *)p->data);
 	td_payload_free(u, p);
@@ -45,7 +43,7 @@ static const struct tdispatch_ops td_user_ops = {
 
 static void td_user_free(struct td_user *u)
 {
-	struct td_utask *ut, *next;
+	struct td_file_task *ut, *next;
 
 	llist_for_each_entry_safe(ut, next, llist_del_all(&u->spare), x.task.input)
 		kfree(ut);
@@ -64,10 +62,10 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	struct td_user *u;
 	int ret;
 
-	ret = td_copy_in(&c, sizeof(c), uarg, TDISPATCH_CREATE_SIZE_VER0);
+	ret = td_copy_in(&c, sizeof(c), uarg);
 	if (ret)
 		return ret;
-	if ((c.flags & ~TDISPATCH_CREATE_EVENTS) || c.pad || c.pad2 || c.pad3 ||
+	if ((c.flags & ~TDISPATCH_CREATE_EVENTS) || c.pad ||
 	    c.max_attempts > TDISPATCH_MAX_ATTEMPTS || c.burst > TD_USER_MAX_BUFFER ||
 	    !memchr(c.name, 0, sizeof(c.name)) ||
 	    c.max_buffer > TD_USER_MAX_BUFFER || c.max_batch > TD_USER_MAX_BATCH ||
@@ -152,26 +150,26 @@ fail:
 	return ret;
 }
 
-static int td_submit_one(void *ctx, struct tdispatch_utask *ut, u32 flags, struct td_vec *v)
+static int td_submit_one(void *ctx, struct tdispatch_submit_task *ut, u32 flags, struct td_vec *v)
 {
 	struct tdispatch_submit_opts o = {
 		.deadline = ut->deadline_ns,
 		.not_before = td_not_before(ut, flags),
 		.max_attempts = ut->max_attempts,
-		.watch = ut->flags & TDISPATCH_UTASK_WATCH,
+		.watch = ut->flags & TDISPATCH_TASK_WATCH,
 		.watch_key = ut->watch_key,
 	};
 	/* Only a delayed task has anything to watch for. */
 	bool watch = o.watch && o.not_before;
 	struct td_watcher *w = NULL;
 	struct td_user *u = ctx;
-	struct td_utask *task;
+	struct td_file_task *task;
 	int ret;
 
-	if (ut->flags & TDISPATCH_UTASK_MERGE)
+	if (ut->flags & TDISPATCH_TASK_MERGE)
 		return td_submit_merge(u, ut, v);
-	task = (ut->flags & ~TDISPATCH_UTASK_WATCH) ? ERR_PTR(-EINVAL) :
-		td_utask_new(u, ut->payload, ut->payload_len, watch, v);
+	task = (ut->flags & ~TDISPATCH_TASK_WATCH) ? ERR_PTR(-EINVAL) :
+		td_file_task_new(u, ut->payload, ut->payload_len, watch, v);
 	if (IS_ERR(task)) {
 		atomic_long_inc(&u->rejected);
 		return PTR_ERR(task);
@@ -195,7 +193,7 @@ static int td_ioctl_set_rate(struct td_user *u, void __user *uarg)
 	struct tdispatch_rate r;
 	int ret;
 
-	ret = td_copy_in(&r, sizeof(r), uarg, TDISPATCH_RATE_SIZE_VER0);
+	ret = td_copy_in(&r, sizeof(r), uarg);
 	if (ret)
 		return ret;
 	if (r.flags || r.burst > TD_USER_MAX_BUFFER)
@@ -213,15 +211,15 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 {
 	struct tdispatch_periodic_add a;
 	struct tdispatch_periodic pc;
-	struct td_utask *ut;
+	struct td_file_task *ut;
 	int ret;
 
-	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_PERIODIC_ADD_SIZE_VER0);
+	ret = td_copy_in(&a, sizeof(a), uarg);
 	if (ret)
 		return ret;
 	if (a.flags)
 		return -EINVAL;
-	ut = td_utask_new(u, a.payload, a.payload_len, false, NULL);
+	ut = td_file_task_new(u, a.payload, a.payload_len, false, NULL);
 	if (IS_ERR(ut))
 		return PTR_ERR(ut);
 	pc = (struct tdispatch_periodic) {
@@ -253,7 +251,7 @@ static int td_ioctl_periodic_stats(struct td_user *u, void __user *uarg)
 	u32 usize;
 	int ret;
 
-	ret = td_copy_in(&s, sizeof(s), uarg, TDISPATCH_PERIODIC_STATS_SIZE_VER0);
+	ret = td_copy_in(&s, sizeof(s), uarg);
 	if (ret)
 		return ret;
 	if (s.flags)
@@ -287,10 +285,10 @@ long td_user_ioctl(struct td_file *f, struct td_user *u, struct file *file,
 		return td_ioctl_complete(u, uarg);
 	case TDISPATCH_IOC_CANCEL:
 		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_cancel);
-	case TDISPATCH_IOC_RELEASE:
-		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_release);
-	case TDISPATCH_IOC_RELEASE_KEY:
-		return td_ioctl_release_key(&u->ctx, uarg);
+	case TDISPATCH_IOC_EXPEDITE:
+		return td_ioctl_by_id(&u->ctx, uarg, tdispatch_expedite);
+	case TDISPATCH_IOC_EXPEDITE_KEY:
+		return td_ioctl_expedite_key(&u->ctx, uarg);
 	case TDISPATCH_IOC_SET_RATE:
 		return td_ioctl_set_rate(u, uarg);
 	case TDISPATCH_IOC_QUERY:

@@ -11,13 +11,23 @@
 
 #include <linux/llist.h>
 #include <linux/mutex.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include <uapi/linux/tdispatch.h>
 
-#include "internal.h"
+#include "events.h"
+#include "file.h"
+#include "limits.h"
+#include "merge.h"
+#include "pending.h"
+#include "watch.h"
+
+struct tdispatch;
+struct td_uslots;
+struct td_vec;
 
 #define TD_USER_MAX_BUFFER	65536U
 #define TD_USER_MAX_BATCH	1024U
@@ -25,18 +35,18 @@
 #define TD_USER_MAX_DELAYED	SZ_1M
 #define TD_LEASE_MIN_NS		NSEC_PER_MSEC
 /*
- * A task of up to TD_UTASK_SMALL payload bytes is allocated at that size
+ * A task of up to TD_FILE_TASK_SMALL payload bytes is allocated at that size
  * and, when it ends, kept for the next SUBMIT, up to TD_USER_MAX_SPARE of
  * them per dispatcher (at most 192 KiB, charged to the memory cgroup that
  * allocated them, beside TD_USER_MAX_BYTES).
  */
-#define TD_UTASK_SMALL		64U
+#define TD_FILE_TASK_SMALL		64U
 #define TD_USER_MAX_SPARE	1024
 
 /* A merge replaces a payload where it is: every small task has the room. */
-static_assert(TD_UTASK_SMALL == TDISPATCH_MERGE_PAYLOAD_MAX);
+static_assert(TD_FILE_TASK_SMALL == TDISPATCH_MERGE_PAYLOAD_MAX);
 /* A slot's payload is read through the bounce buffer of a small one. */
-static_assert(TDISPATCH_SLOT_PAYLOAD_MAX <= TD_UTASK_SMALL);
+static_assert(TDISPATCH_SLOT_PAYLOAD_MAX <= TD_FILE_TASK_SMALL);
 
 /* The engine's owner bits, for a task SUBMIT made: see below. */
 #define TD_TASK_MERGE		TD_TASK_OWNER0	/* in the merge table: merge.c */
@@ -53,12 +63,12 @@ struct td_payload {
  * td_task_ext) and its payload in the same allocation: the engine frees
  * nothing of it (%TD_TASK_OWNED), td_user_task_release() frees it
  * all.  A periodic registration's payload is one too, its task unused.
- * One submitted with %TDISPATCH_UTASK_MERGE (%TD_TASK_MERGE) is in the
+ * One submitted with %TDISPATCH_TASK_MERGE (%TD_TASK_MERGE) is in the
  * file's merge table until its payload is taken, a submission of its id
  * without the flag comes, or it ends; while a TAKE copies its payload out
  * (->taking, under its bucket's lock) merges make a task of their own.
  */
-struct td_utask {
+struct td_file_task {
 	struct td_task_ext x;
 	struct hlist_bl_node mnode;	/* in the merge table: merge.c */
 	bool taking;
@@ -95,7 +105,7 @@ struct td_user {
 	atomic_long_t rejected;		/* tasks refused before the engine saw them */
 	atomic64_t slot_writes;		/* by the slots' own counts: see td_slot_count() */
 	/*
-	 * Small tasks that ended, for td_utask_get() to reuse: a task is
+	 * Small tasks that ended, for td_file_task_get() to reuse: a task is
 	 * allocated on the submitter's CPU and freed on a worker's, where
 	 * SLUB keeps the freed objects' slabs, so the submitter's CPU kept
 	 * taking fresh slabs (and shuffling each one's free list).  Put from
@@ -119,13 +129,13 @@ struct td_user {
  */
 static inline size_t td_task_bytes(u32 len, bool watch)
 {
-	return sizeof(struct td_utask) + len + (watch ? sizeof(struct td_watcher) : 0);
+	return sizeof(struct td_file_task) + len + (watch ? sizeof(struct td_watcher) : 0);
 }
 
 /* upayload.c */
-struct td_utask *td_utask_get(struct td_user *u, u32 len, bool watch, struct td_vec *v);
-struct td_utask *td_utask_new(struct td_user *u, u64 uptr, u32 len, bool watch,
-			      struct td_vec *v);
+struct td_file_task *td_file_task_get(struct td_user *u, u32 len, bool watch, struct td_vec *v);
+struct td_file_task *td_file_task_new(struct td_user *u, u64 uptr, u32 len, bool watch,
+				      struct td_vec *v);
 void td_payload_free(struct td_user *u, struct td_payload *p);
 
 /* lease.c */
@@ -135,8 +145,8 @@ int td_ioctl_complete(struct td_user *u, void __user *uarg);
 void td_user_abandon(struct td_user *u, fl_owner_t owner, bool all);
 
 /* merge.c */
-int td_submit_merge(struct td_user *u, const struct tdispatch_utask *ut, struct td_vec *v);
-int td_submit_unmerged(struct td_user *u, struct td_utask *task, u64 id,
+int td_submit_merge(struct td_user *u, const struct tdispatch_submit_task *ut, struct td_vec *v);
+int td_submit_unmerged(struct td_user *u, struct td_file_task *task, u64 id,
 		       const struct tdispatch_submit_opts *o, struct td_watcher *w,
 		       u8 flags, struct td_vec *v);
 

@@ -23,14 +23,16 @@
 
 #include <uapi/linux/tdispatch.h>
 
+#include "file.h"
+#include "internal.h"
 #include "user.h"
 #include "uslots.h"
+#include "vec.h"
 
 /* Charged, and failing at the cgroup's limit rather than calling its OOM killer. */
 #define TD_USLOTS_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 static_assert(sizeof(struct tdispatch_slot) == 64);
-static_assert(sizeof(struct tdispatch_slots) == TDISPATCH_SLOTS_SIZE_VER0);
 
 /* Reads of a slot that a writer keeps changing, before taking what is there. */
 #define TD_USLOT_TRIES		4
@@ -292,10 +294,10 @@ static int td_slot_submit(struct td_user *u, struct td_uslots *s, u32 i, struct 
 {
 	static const struct tdispatch_submit_opts o = { };
 	struct td_slot_ref *r;
-	struct td_utask *ut;
+	struct td_file_task *ut;
 	int ret;
 
-	ut = td_utask_get(u, sizeof(*r), false, v);
+	ut = td_file_task_get(u, sizeof(*r), false, v);
 	if (IS_ERR(ut)) {
 		atomic_long_inc(&u->rejected);
 		return PTR_ERR(ut);
@@ -344,7 +346,7 @@ int td_ioctl_slots(struct td_user *u, void __user *uarg)
 	/* The marks are 64-bit words that the kernel and the user change atomically. */
 	if (!IS_ENABLED(CONFIG_64BIT))
 		return -EOPNOTSUPP;
-	ret = td_copy_in(&a, sizeof(a), uarg, TDISPATCH_SLOTS_SIZE_VER0);
+	ret = td_copy_in(&a, sizeof(a), uarg);
 	if (ret)
 		return ret;
 	if (a.flags || a.pad || !a.nr || a.nr % TDISPATCH_SLOTS_MIN || a.nr > TDISPATCH_SLOTS_MAX)

@@ -60,14 +60,14 @@ FIXTURE_TEARDOWN(destroy)
 static int submit_round(int fd, __u64 first, unsigned int n)
 {
 	static __thread struct td_pl pl[TD_NR];
-	struct tdispatch_utask ut[TD_NR];
+	struct tdispatch_submit_task ut[TD_NR];
 	unsigned int i;
 
 	memset(ut, 0, sizeof(ut));
 	for (i = 0; i < n && i < TD_NR; i++) {
 		/* Even ids: the test driver refuses a payload starting with '!'. */
 		pl[i] = (struct td_pl) { .id = (first + i) % IDS * 2, .ver = first };
-		ut[i] = (struct tdispatch_utask) {
+		ut[i] = (struct tdispatch_submit_task) {
 			.id = pl[i].id,
 			.payload = uptr(&pl[i]),
 			.payload_len = sizeof(pl[i]),

@@ -45,26 +45,49 @@ TEST(node_is_misc_char_device_0666)
 	EXPECT_EQ(0, st.st_gid);
 }
 
-TEST_F(dev, version_reports_abi)
+/* Every feature of 1.0, the last bit this header defines. */
+#define TD_FEATURES_1_0	(TDISPATCH_FEAT_SLOTS | (TDISPATCH_FEAT_SLOTS - 1))
+
+TEST_F(dev, version_reports_features)
 {
 	struct tdispatch_version v = { .size = sizeof(v) };
+	__u64 want = TD_FEATURES_1_0 & ~(sizeof(long) < 8 ? TDISPATCH_FEAT_SLOTS : 0);
 
 	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v));
 	EXPECT_EQ(sizeof(v), v.size);
-	EXPECT_EQ(TDISPATCH_ABI_VERSION, v.abi_version);
-	/* Only bits this header defines may be set. */
-	EXPECT_EQ(0, v.features & ~TDISPATCH_FEAT_ALL);
+	EXPECT_EQ(0, v.pad);
+	/* A 32-bit caller may run on a 64-bit kernel, which has slots. */
+	EXPECT_EQ(want, v.features & want) TH_LOG("features %#llx", v.features);
+	EXPECT_EQ(0, v.features & ~TD_FEATURES_1_0) TH_LOG("features %#llx", v.features);
 }
 
-/* The release in VERSION is the one modinfo and sysfs show. */
-TEST_F(dev, version_names_the_module_release)
+/*
+ * The size field is an argument's only version: a number with a size in
+ * it, as the ioctls before 1.0 had, is another call, unknown.
+ */
+TEST_F(dev, numbers_carry_no_size)
+{
+	struct tdispatch_version v = { .size = sizeof(v) };
+
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version),
+			    &v));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IOR(TDISPATCH_IOC_MAGIC, 0x07, __u32), &v));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IO(TDISPATCH_IOC_MAGIC, 0x12), &v));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(0, ioctl(self->fd, _IO(TDISPATCH_IOC_MAGIC, 0x00), &v));
+}
+
+/* The version in VERSION is the one modinfo and sysfs show. */
+TEST_F(dev, version_names_the_module_version)
 {
 	struct tdispatch_version v = { .size = sizeof(v) };
 	char sys[32] = "";
 	FILE *f;
 
 	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v));
-	ASSERT_EQ(TDISPATCH_VERSION_SIZE_VER1, v.size);
+	ASSERT_EQ(sizeof(v), v.size);
 	ASSERT_NE(NULL, memchr(v.module_version, 0, sizeof(v.module_version)));
 	EXPECT_NE(0, v.module_version[0]);
 	f = fopen("/sys/module/tdispatch/version", "r");
@@ -86,14 +109,14 @@ TEST_F(dev, version_larger_struct_gets_kernel_size)
 	big.v.size = sizeof(big);
 	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_VERSION, &big));
 	EXPECT_EQ(sizeof(big.v), big.v.size);
-	EXPECT_EQ(TDISPATCH_ABI_VERSION, big.v.abi_version);
+	EXPECT_NE(0, big.v.features & TDISPATCH_FEAT_USER);
 	/* The kernel must not write past what it reports. */
 	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, big.future[0]);
 }
 
 TEST_F(dev, version_size_too_small_is_einval)
 {
-	struct tdispatch_version v = { .size = TDISPATCH_VERSION_SIZE_VER0 - 1 };
+	struct tdispatch_version v = { .size = sizeof(v) - 1 };
 
 	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v));
 	EXPECT_EQ(EINVAL, errno);

@@ -121,7 +121,7 @@ TEST_F(fault, create_fails_cleanly_at_every_allocation)
 TEST_F(fault, submit_fails_cleanly_at_every_allocation)
 {
 	struct tdispatch_create c;
-	struct tdispatch_utask ut[4];
+	struct tdispatch_submit_task ut[4];
 	struct td_pl pl[4];
 	unsigned int n, i, hits = 0;
 	int fd = td_open(_metadata), ret;
@@ -132,7 +132,7 @@ TEST_F(fault, submit_fails_cleanly_at_every_allocation)
 	for (n = 1; n < MAX_NTH; n++) {
 		for (i = 0; i < 4; i++) {
 			pl[i] = (struct td_pl) { .id = i, .ver = n };
-			ut[i] = (struct tdispatch_utask) {
+			ut[i] = (struct tdispatch_submit_task) {
 				.id = i, .payload = uptr(&pl[i]), .payload_len = sizeof(pl[i]),
 				.not_before_ns = i == 3 ? SEC : 0,
 			};

@@ -104,16 +104,16 @@ static void *arg_ptr(unsigned long long *s, size_t len)
 	}
 }
 
-/* A struct size: the right one mostly, else a boundary or garbage. */
-static unsigned int arg_size(unsigned long long *s, unsigned int right, unsigned int ver0)
+/* A struct size: the right one (its 1.0 size) mostly, else a boundary or garbage. */
+static unsigned int arg_size(unsigned long long *s, unsigned int right)
 {
 	switch (rnd(s, 12)) {
 	case 0:
 		return 0;
 	case 1:
-		return ver0 - 1;
+		return right - 1;
 	case 2:
-		return ver0;
+		return right - 8;
 	case 3:
 		return PAGE + 8;
 	case 4:
@@ -165,7 +165,7 @@ static void fuzz_create(unsigned long long *s, int fd)
 
 	memset(c, 0, sizeof(*c) + 16);
 	*c = (struct tdispatch_create) {
-		.size = arg_size(s, sizeof(*c), TDISPATCH_CREATE_SIZE_VER0),
+		.size = arg_size(s, sizeof(*c)),
 		.flags = arg_flags(s, TDISPATCH_CREATE_EVENTS),
 		.max_buffer = 1 + rnd(s, 2048),
 		.max_batch = 1 + rnd(s, 64),
@@ -184,26 +184,26 @@ static void fuzz_create(unsigned long long *s, int fd)
 static void fuzz_submit(unsigned long long *s, int fd)
 {
 	struct tdispatch_submit sub = {
-		.size = arg_size(s, sizeof(sub), TDISPATCH_SUBMIT_SIZE_VER0),
+		.size = arg_size(s, sizeof(sub)),
 		.flags = arg_flags(s, TDISPATCH_SUBMIT_RELATIVE),
 		.count = rnd(s, 8) ? 1 + rnd(s, 64) : rnd(s, 3) ? TDISPATCH_SUBMIT_MAX + 1 :
 						       TDISPATCH_SUBMIT_MAX,
-		.task_size = rnd(s, 4) ? 0 : rnd(s, 2) ? sizeof(struct tdispatch_utask) :
-							  rnd(s, PAGE + 16),
+		.task_size = rnd(s, 4) ? sizeof(struct tdispatch_submit_task) :
+			     rnd(s, 2) ? 0 : rnd(s, PAGE + 16),
 	};
-	struct tdispatch_utask *ut = (void *)(good + 65536);
+	struct tdispatch_submit_task *ut = (void *)(good + 65536);
 	unsigned int i, n = sub.count < 1024 ? sub.count : 1024;
 
 	for (i = 0; i < n; i++)
-		ut[i] = (struct tdispatch_utask) {
+		ut[i] = (struct tdispatch_submit_task) {
 			.id = rnd(s, 64),
 			.payload = (unsigned long)(rnd(s, 8) ? good : arg_ptr(s, 64)),
 			.payload_len = rnd(s, 10) ? 1 + rnd(s, 64) :
 						    rnd(s, 2 * TDISPATCH_PAYLOAD_MAX),
 			.deadline_ns = rnd(s, 6) ? 0 : rnd(s, 0xffffffff),
 			.not_before_ns = rnd(s, 4) ? 0 : rnd(s, 50000000),
-			.flags = rnd(s, 3) ? 0 : arg_flags(s, TDISPATCH_UTASK_MERGE |
-							     TDISPATCH_UTASK_WATCH),
+			.flags = rnd(s, 3) ? 0 : arg_flags(s, TDISPATCH_TASK_MERGE |
+							     TDISPATCH_TASK_WATCH),
 		};
 	sub.tasks = (unsigned long)(rnd(s, 10) ? (void *)ut : arg_ptr(s, sizeof(*ut)));
 	count(ioctl(fd, TDISPATCH_IOC_SUBMIT, rnd(s, 12) ? &sub : arg_ptr(s, sizeof(sub))));
@@ -212,7 +212,7 @@ static void fuzz_submit(unsigned long long *s, int fd)
 static void fuzz_take_complete(unsigned long long *s, int fd)
 {
 	struct tdispatch_take tk = {
-		.size = arg_size(s, sizeof(tk), TDISPATCH_TAKE_SIZE_VER0),
+		.size = arg_size(s, sizeof(tk)),
 		/* Never unbounded: NONBLOCK, or a timeout of at most 2 ms. */
 		.flags = rnd(s, 2) ? TDISPATCH_TAKE_NONBLOCK : 0,
 		.timeout_ns = 1 + rnd(s, 2000000),
@@ -222,11 +222,11 @@ static void fuzz_take_complete(unsigned long long *s, int fd)
 		.buf_len = rnd(s, 6) ? 262144 : rnd(s, 4096),
 	};
 	struct tdispatch_complete c = {
-		.size = arg_size(s, sizeof(c), TDISPATCH_COMPLETE_SIZE_VER0),
+		.size = arg_size(s, sizeof(c)),
 		.result = rnd(s, 6),
 	};
 
-	if (tk.size < TDISPATCH_TAKE_SIZE_VER0 || tk.size > PAGE)
+	if (tk.size < sizeof(tk) || tk.size > PAGE)
 		tk.size = sizeof(tk);	/* keep the no-limit wait out */
 	count(ioctl(fd, TDISPATCH_IOC_TAKE, &tk));
 	c.batch = rnd(s, 4) ? tk.batch : rnd(s, 100);
@@ -242,7 +242,7 @@ static void fuzz_take_complete(unsigned long long *s, int fd)
 static void fuzz_slots(unsigned long long *s, int fd)
 {
 	struct tdispatch_slots a = {
-		.size = arg_size(s, sizeof(a), TDISPATCH_SLOTS_SIZE_VER0),
+		.size = arg_size(s, sizeof(a)),
 		.flags = arg_flags(s, 0),
 		.nr = rnd(s, 4) ? 64 << rnd(s, 5) : rnd(s, 100000),
 	};
@@ -273,12 +273,11 @@ static void fuzz_slots(unsigned long long *s, int fd)
 
 static void fuzz_small(unsigned long long *s, int fd)
 {
-	struct tdispatch_id id = { .size = arg_size(s, sizeof(id), TDISPATCH_ID_SIZE_VER0),
+	struct tdispatch_id id = { .size = arg_size(s, sizeof(id)),
 				   .id = rnd(s, 64), .flags = arg_flags(s, 0) };
-	struct tdispatch_query q = { .size = arg_size(s, sizeof(q), TDISPATCH_QUERY_SIZE_VER0),
+	struct tdispatch_query q = { .size = arg_size(s, sizeof(q)),
 				     .id = rnd(s, 64) };
-	struct tdispatch_stats_user st = { .size = arg_size(s, sizeof(st),
-							    TDISPATCH_STATS_SIZE_VER0) };
+	struct tdispatch_stats_user st = { .size = arg_size(s, sizeof(st)) };
 	struct tdispatch_version v = { .size = rnd(s, 64) };
 
 	switch (rnd(s, 6)) {
@@ -310,12 +309,12 @@ static void fuzz_named(unsigned long long *s, int fd)
 	static const char * const names[] = { "testdrv-rw", "testdrv-ro", "nosuch", "" };
 	struct tdispatch_entry *e = (void *)(good + 131072);
 	struct tdispatch_list l = {
-		.size = arg_size(s, sizeof(l), TDISPATCH_LIST_SIZE_VER0),
+		.size = arg_size(s, sizeof(l)),
 		.entries = (unsigned long)(rnd(s, 6) ? (void *)e : arg_ptr(s, 40)),
 		.max_entries = rnd(s, 4) ? 16 : rnd(s, 0xffffffff),
 	};
 	struct tdispatch_attach a = {
-		.size = arg_size(s, sizeof(a), TDISPATCH_ATTACH_SIZE_VER0),
+		.size = arg_size(s, sizeof(a)),
 		.flags = arg_flags(s, TDISPATCH_ATTACH_SUBMIT | TDISPATCH_ATTACH_EVENTS),
 	};
 
@@ -331,7 +330,7 @@ static void fuzz_named(unsigned long long *s, int fd)
 static void fuzz_periodic(unsigned long long *s, int fd)
 {
 	struct tdispatch_periodic_add a = {
-		.size = arg_size(s, sizeof(a), TDISPATCH_PERIODIC_ADD_SIZE_VER0),
+		.size = arg_size(s, sizeof(a)),
 		.flags = arg_flags(s, 0),
 		.id = rnd(s, 8),
 		.payload = (unsigned long)(rnd(s, 8) ? good : arg_ptr(s, 8)),

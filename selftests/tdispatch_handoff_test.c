@@ -76,7 +76,7 @@ static unsigned long td_acceptor_wakeups(struct __test_metadata *_metadata, __u6
 	struct tdispatch_stats_user st;
 	struct tdispatch_create c;
 	struct td_pl pl = { };
-	struct tdispatch_utask ut;
+	struct tdispatch_submit_task ut;
 	char comm[32];
 	unsigned long before, after;
 	struct td_taken b;
@@ -91,7 +91,9 @@ static unsigned long td_acceptor_wakeups(struct __test_metadata *_metadata, __u6
 	pid = td_thread_pid(comm);
 	EXPECT_NE(0, pid) TH_LOG("no kthread %s", comm);
 	/* The first task settles what creating left to do. */
-	ut = (struct tdispatch_utask) { .id = 1, .payload = uptr(&pl), .payload_len = sizeof(pl) };
+	ut = (struct tdispatch_submit_task) {
+		.id = 1, .payload = uptr(&pl), .payload_len = sizeof(pl),
+	};
 	EXPECT_EQ(1, td_submit_vec(fd, &ut, 1));
 	EXPECT_EQ(0, td_take(fd, &b, 0, WAIT_NS));
 	td_finish(_metadata, fd, b.tk.batch, SUCCESS);

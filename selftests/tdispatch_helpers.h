@@ -51,7 +51,7 @@ struct td_pl {
 /* A TAKE argument with room for TD_NR tasks and their payloads. */
 struct td_taken {
 	struct tdispatch_take tk;
-	struct tdispatch_ltask t[TD_NR];
+	struct tdispatch_lease_task t[TD_NR];
 	unsigned char buf[2 * TDISPATCH_PAYLOAD_MAX];
 };
 
@@ -255,7 +255,7 @@ static inline void td_expect_item(struct __test_metadata *_metadata, long long w
 }
 
 /* SUBMIT @n tasks with @flags: how many were accepted, or -errno. */
-static inline int td_submit_flags(int fd, struct tdispatch_utask *ut, __u32 n, __u32 flags)
+static inline int td_submit_flags(int fd, struct tdispatch_submit_task *ut, __u32 n, __u32 flags)
 {
 	struct tdispatch_submit s = {
 		.size = sizeof(s),
@@ -271,7 +271,7 @@ static inline int td_submit_flags(int fd, struct tdispatch_utask *ut, __u32 n, _
 }
 
 /* SUBMIT @n tasks: how many were accepted, or -errno. */
-static inline int td_submit_vec(int fd, struct tdispatch_utask *ut, __u32 n)
+static inline int td_submit_vec(int fd, struct tdispatch_submit_task *ut, __u32 n)
 {
 	return td_submit_flags(fd, ut, n, 0);
 }

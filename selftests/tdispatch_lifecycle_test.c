@@ -3,9 +3,9 @@
  * The task life cycle through /dev/tdispatch: a COMPLETE that gives some
  * tasks of the batch their own result, and every bad vector with its
  * errno and its count; the dispatcher's and a task's own max_attempts,
- * ending EXHAUSTED; RELEASE of a delayed task and RELEASE_KEY of the
+ * ending EXHAUSTED; EXPEDITE of a delayed task and EXPEDITE_KEY of the
  * delayed tasks that watch a key; the rate limit, set at create and with
- * SET_RATE; and submissions with TDISPATCH_UTASK_MERGE, whose payload
+ * SET_RATE; and submissions with TDISPATCH_TASK_MERGE, whose payload
  * replaces that of the waiting task of their id until TAKE copies it;
  * and threads blocked in TAKE, woken one per batch, longest waiting first.
  */
@@ -69,13 +69,13 @@ static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_batch,
 static void td_submit_range(struct __test_metadata *_metadata, int fd, __u64 first,
 			    unsigned int n, __u32 max_attempts, __u64 not_before)
 {
-	struct tdispatch_utask ut[TD_NR] = {};
+	struct tdispatch_submit_task ut[TD_NR] = {};
 	struct td_pl pl[TD_NR];
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		pl[i] = (struct td_pl) { .id = first + i };
-		ut[i] = (struct tdispatch_utask) {
+		ut[i] = (struct tdispatch_submit_task) {
 			.id = first + i,
 			.payload = uptr(&pl[i]),
 			.payload_len = sizeof(pl[i]),
@@ -98,12 +98,12 @@ static void td_take_n(struct __test_metadata *_metadata, int fd, struct td_taken
 	EXPECT_EQ(attempts, b->t[0].attempts);
 }
 
-/* RELEASE the delayed task of @id: 0 or -errno. */
-static int td_release(int fd, __u64 id)
+/* EXPEDITE the delayed task of @id: 0 or -errno. */
+static int td_expedite(int fd, __u64 id)
 {
 	struct tdispatch_id a = { .size = sizeof(a), .id = id };
 
-	return ioctl(fd, TDISPATCH_IOC_RELEASE, &a) ? -errno : 0;
+	return ioctl(fd, TDISPATCH_IOC_EXPEDITE, &a) ? -errno : 0;
 }
 
 /* COMPLETE @batch with @result and @n results of its own: 0 or -errno. */
@@ -219,7 +219,7 @@ TEST_F(life, max_attempts_end_exhausted)
 {
 	struct tdispatch_create c;
 	struct tdispatch_stats_user st;
-	struct tdispatch_utask ut = {};
+	struct tdispatch_submit_task ut = {};
 	struct td_taken b;
 	struct td_pl pl;
 	int fd;
@@ -244,7 +244,7 @@ TEST_F(life, max_attempts_end_exhausted)
 
 	/* Out of range, or an unknown flag: the task's status says so. */
 	pl = (struct td_pl) { .id = 9 };
-	ut = (struct tdispatch_utask) {
+	ut = (struct tdispatch_submit_task) {
 		.id = 9, .payload = uptr(&pl), .payload_len = sizeof(pl),
 		.max_attempts = 65536,
 	};
@@ -263,13 +263,13 @@ TEST_F(life, max_attempts_end_exhausted)
 	EXPECT_EQ(-1, ioctl(fd, TDISPATCH_IOC_CREATE, &c));
 	EXPECT_EQ(EINVAL, errno);
 	c.max_attempts = 0;
-	c.pad3 = 1;
+	c.pad = 1;
 	EXPECT_EQ(-1, ioctl(fd, TDISPATCH_IOC_CREATE, &c));
 	EXPECT_EQ(EINVAL, errno);
 	close(fd);
 }
 
-TEST_F(life, release_lets_a_delayed_task_in_now)
+TEST_F(life, expedite_lets_a_delayed_task_in_now)
 {
 	struct tdispatch_stats_user st;
 	struct td_taken b;
@@ -278,16 +278,16 @@ TEST_F(life, release_lets_a_delayed_task_in_now)
 	td_setup(_metadata, self->fd, 1, 0);
 	t0 = now_ns();
 	td_submit_range(_metadata, self->fd, 5, 2, 0, 3600 * SEC);
-	EXPECT_REJECTED(self->fd, ENOENT, "release an id with no delayed task",
-			td_release(self->fd, 4));
-	ASSERT_EQ(0, td_release(self->fd, 6));
+	EXPECT_REJECTED(self->fd, ENOENT, "expedite an id with no delayed task",
+			td_expedite(self->fd, 4));
+	ASSERT_EQ(0, td_expedite(self->fd, 6));
 	td_take_n(_metadata, self->fd, &b, 1, 6, 0);
 	EXPECT_GT(t0 + 3600 * SEC, now_ns());
 	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
 	td_expect_event(_metadata, self->fd, 6, TDISPATCH_OUTCOME_DONE, 0);
-	EXPECT_REJECTED(self->fd, ENOENT, "release it twice", td_release(self->fd, 6));
+	EXPECT_REJECTED(self->fd, ENOENT, "expedite it twice", td_expedite(self->fd, 6));
 	td_stats(_metadata, self->fd, &st);
-	EXPECT_EQ(1, st.released);
+	EXPECT_EQ(1, st.expedited);
 	EXPECT_EQ(1, st.delayed) TH_LOG("id 5 still waits");
 	EXPECT_EQ(1, st.done);
 }
@@ -297,28 +297,28 @@ static void td_submit_watching(struct __test_metadata *_metadata, int fd, __u64 
 			       bool watch)
 {
 	struct td_pl pl = { .id = id };
-	struct tdispatch_utask ut = {
+	struct tdispatch_submit_task ut = {
 		.id = id,
 		.payload = uptr(&pl),
 		.payload_len = sizeof(pl),
 		.not_before_ns = 3600 * SEC,
-		.flags = watch ? TDISPATCH_UTASK_WATCH : 0,
+		.flags = watch ? TDISPATCH_TASK_WATCH : 0,
 		.watch_key = key,
 	};
 
 	ASSERT_EQ(1, td_submit_flags(fd, &ut, 1, TDISPATCH_SUBMIT_RELATIVE));
 }
 
-/* RELEASE_KEY: how many it let in, or -errno. */
-static int td_release_key(int fd, __u64 key)
+/* EXPEDITE_KEY: how many it let in, or -errno. */
+static int td_expedite_key(int fd, __u64 key)
 {
 	struct tdispatch_id a = { .size = sizeof(a), .id = key };
-	int ret = ioctl(fd, TDISPATCH_IOC_RELEASE_KEY, &a);
+	int ret = ioctl(fd, TDISPATCH_IOC_EXPEDITE_KEY, &a);
 
 	return ret < 0 ? -errno : ret;
 }
 
-TEST_F(life, release_key_lets_in_the_tasks_that_watch_it)
+TEST_F(life, expedite_key_lets_in_the_tasks_that_watch_it)
 {
 	struct tdispatch_stats_user st;
 	struct td_taken b;
@@ -332,32 +332,32 @@ TEST_F(life, release_key_lets_in_the_tasks_that_watch_it)
 	td_submit_watching(_metadata, self->fd, 24, 79, true);
 	td_submit_watching(_metadata, self->fd, 24, 80, true);
 
-	EXPECT_EQ(2, td_release_key(self->fd, 77));
+	EXPECT_EQ(2, td_expedite_key(self->fd, 77));
 	td_take_n(_metadata, self->fd, &b, 1, 20, 0);
 	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
 	td_take_n(_metadata, self->fd, &b, 1, 21, 0);
 	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
 	EXPECT_REJECTED(self->fd, ENOENT, "a key nothing watches any more",
-			td_release_key(self->fd, 77));
+			td_expedite_key(self->fd, 77));
 	EXPECT_REJECTED(self->fd, ENOENT, "the key of a replaced task",
-			td_release_key(self->fd, 79));
+			td_expedite_key(self->fd, 79));
 	ASSERT_EQ(0, td_cancel(self->fd, 22));
 	EXPECT_REJECTED(self->fd, ENOENT, "the key of a cancelled task",
-			td_release_key(self->fd, 78));
-	EXPECT_EQ(1, td_release_key(self->fd, 80));
+			td_expedite_key(self->fd, 78));
+	EXPECT_EQ(1, td_expedite_key(self->fd, 80));
 	td_take_n(_metadata, self->fd, &b, 1, 24, 0);
 	td_finish(_metadata, self->fd, b.tk.batch, SUCCESS);
 	/* The first task of id 24 was replaced, then the second is done. */
 	td_expect_event(_metadata, self->fd, 24, TDISPATCH_OUTCOME_OVERRIDDEN, 0);
 	td_expect_event(_metadata, self->fd, 24, TDISPATCH_OUTCOME_DONE, 0);
 	td_stats(_metadata, self->fd, &st);
-	EXPECT_EQ(3, st.released);
-	EXPECT_EQ(2, st.key_releases);
+	EXPECT_EQ(3, st.expedited);
+	EXPECT_EQ(2, st.key_expedites);
 	EXPECT_EQ(1, st.delayed) TH_LOG("id 23 watches nothing and still waits");
 	EXPECT_EQ(3, st.done);
 	EXPECT_EQ(1, st.overridden);
 	EXPECT_EQ(1, st.cancelled);
-	EXPECT_EQ(3, st.rejected_calls) TH_LOG("a RELEASE_KEY that let tasks in did not fail");
+	EXPECT_EQ(3, st.rejected_calls) TH_LOG("a EXPEDITE_KEY that let tasks in did not fail");
 }
 
 /* SET_RATE: 0 or -errno. */
@@ -417,15 +417,15 @@ TEST_F(life, rate_limit_paces_takes_and_can_change)
 }
 
 /*
- * SUBMIT one task of @id with %TDISPATCH_UTASK_MERGE and the payload
+ * SUBMIT one task of @id with %TDISPATCH_TASK_MERGE and the payload
  * { @id, @ver } cut to @len bytes: its status.
  */
 static int td_merge(int fd, __u64 id, __u64 ver, __u32 len)
 {
 	struct td_pl pl = { .id = id, .ver = ver };
-	struct tdispatch_utask ut = {
+	struct tdispatch_submit_task ut = {
 		.id = id, .payload = uptr(&pl), .payload_len = len,
-		.flags = TDISPATCH_UTASK_MERGE,
+		.flags = TDISPATCH_TASK_MERGE,
 	};
 	int ret = td_submit_vec(fd, &ut, 1);
 
@@ -555,7 +555,7 @@ struct ms_producer {
 static void *ms_produce(void *arg)
 {
 	struct ms_producer *p = arg;
-	struct tdispatch_utask ut[MS_IDS];
+	struct tdispatch_submit_task ut[MS_IDS];
 	struct td_pl pl[MS_IDS];
 	unsigned int r, i;
 	int ret;
@@ -563,9 +563,9 @@ static void *ms_produce(void *arg)
 	for (r = 1; r <= MS_ROUNDS && !p->err; r++) {
 		for (i = 0; i < MS_IDS; i++) {
 			pl[i] = (struct td_pl) { .id = p->first + i, .ver = r };
-			ut[i] = (struct tdispatch_utask) {
+			ut[i] = (struct tdispatch_submit_task) {
 				.id = p->first + i, .payload = uptr(&pl[i]),
-				.payload_len = sizeof(pl[i]), .flags = TDISPATCH_UTASK_MERGE,
+				.payload_len = sizeof(pl[i]), .flags = TDISPATCH_TASK_MERGE,
 			};
 		}
 		ret = td_submit_vec(p->fd, ut, MS_IDS);
@@ -658,11 +658,11 @@ TEST_F(life, merges_racing_takes_lose_no_newest_payload)
 TEST_F(life, merge_refuses_what_it_cannot_keep)
 {
 	struct td_pl pl[9] = { };
-	struct tdispatch_utask ut[] = {
+	struct tdispatch_submit_task ut[] = {
 		{ .deadline_ns = now_ns() + 60 * SEC },
 		{ .not_before_ns = SEC },
 		{ .max_attempts = 3 },
-		{ .flags = TDISPATCH_UTASK_WATCH, .not_before_ns = SEC, .watch_key = 1 },
+		{ .flags = TDISPATCH_TASK_WATCH, .not_before_ns = SEC, .watch_key = 1 },
 		{ .payload_len = TDISPATCH_MERGE_PAYLOAD_MAX + 1 },
 		{ .payload_len = 0 },
 		{ .flags = 1U << 31 },
@@ -675,7 +675,7 @@ TEST_F(life, merge_refuses_what_it_cannot_keep)
 	td_setup(_metadata, self->fd, 4, 0);
 	for (i = 0; i < n; i++) {
 		ut[i].id = i;
-		ut[i].flags |= TDISPATCH_UTASK_MERGE;
+		ut[i].flags |= TDISPATCH_TASK_MERGE;
 		if (!ut[i].payload)
 			ut[i].payload = uptr(pl);
 		if (!ut[i].payload_len && i != 5)

@@ -554,12 +554,12 @@ static void flood_warm(void)
 /* Submit 64 of the largest tasks (delayed by an hour if @delayed); note a refusal. */
 static int flood_submit(int fd, unsigned int round, bool delayed, int *refusal)
 {
-	struct tdispatch_utask ut[64];
+	struct tdispatch_submit_task ut[64];
 	unsigned int i;
 	int n;
 
 	for (i = 0; i < 64; i++)
-		ut[i] = (struct tdispatch_utask) {
+		ut[i] = (struct tdispatch_submit_task) {
 			.id = round * 64 + i,
 			.payload = uptr(flood_payload),
 			.payload_len = sizeof(flood_payload),

@@ -151,9 +151,9 @@ static void td_settle(struct __test_metadata *_metadata, int fd, struct tdispatc
 } while (0)
 
 /* One task of @id with the NUL-terminated payload @pl. */
-static void td_task(struct tdispatch_utask *ut, __u64 id, const char *pl)
+static void td_task(struct tdispatch_submit_task *ut, __u64 id, const char *pl)
 {
-	*ut = (struct tdispatch_utask) {
+	*ut = (struct tdispatch_submit_task) {
 		.id = id,
 		.payload = uptr(pl),
 		.payload_len = strlen(pl),
@@ -164,7 +164,7 @@ static void td_task(struct tdispatch_utask *ut, __u64 id, const char *pl)
 /* Submit one task per id of @ids[0..@n), payload "v"; all must go in. */
 static void td_submit_ids(struct __test_metadata *_metadata, int fd, __u64 first, unsigned int n)
 {
-	struct tdispatch_utask ut[TD_NR];
+	struct tdispatch_submit_task ut[TD_NR];
 	unsigned int i;
 	int ret;
 
@@ -199,7 +199,7 @@ static int td_query(int fd, __u64 id, __u32 *state)
 
 static int td_take_raw(int fd)
 {
-	static struct tdispatch_ltask t[16];
+	static struct tdispatch_lease_task t[16];
 	static char buf[16 * TDISPATCH_PAYLOAD_MAX];
 	struct tdispatch_take tk = {
 		.size = sizeof(tk),
@@ -413,7 +413,7 @@ TEST_F(named, list_shows_owner_mode_and_what_root_may_do)
 TEST_F_TIMEOUT(named, attach_rw_submit_and_hear_every_outcome, 60)
 {
 	struct tdispatch_stats_user before, st;
-	struct tdispatch_utask ut[NR_TASKS + 1];
+	struct tdispatch_submit_task ut[NR_TASKS + 1];
 	struct td_reader r = { .fd = self->fd };
 	unsigned int per_id[NR_IDS] = { 0 }, ends[TDISPATCH_OUTCOME_CANCELLED + 1] = { 0 };
 	struct tdispatch_periodic_stats_user pst = { .size = sizeof(pst), .id = 1 };
@@ -484,7 +484,13 @@ TEST_F_TIMEOUT(named, attach_rw_submit_and_hear_every_outcome, 60)
 			ioctl(self->fd, TDISPATCH_IOC_PERIODIC_DEL, &del));
 	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "periodic stats on an attached file",
 			ioctl(self->fd, TDISPATCH_IOC_PERIODIC_STATS, &pst));
-	EXPECT_EQ(6, td_rejected_calls(_metadata, self->fd));
+	/* Shared slots are a file's own dispatcher's memory. */
+	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "slots on an attached file",
+			ioctl(self->fd, TDISPATCH_IOC_SLOTS, &(struct tdispatch_slots) {
+				.size = sizeof(struct tdispatch_slots), .nr = 64 }));
+	EXPECT_REJECTED(self->fd, EOPNOTSUPP, "kick on an attached file",
+			ioctl(self->fd, TDISPATCH_IOC_KICK));
+	EXPECT_EQ(8, td_rejected_calls(_metadata, self->fd));
 }
 
 /*
@@ -501,7 +507,7 @@ TEST_F_TIMEOUT(named, cancel_a_pending_task_through_an_attached_file, 90)
 {
 	unsigned int ends[TDISPATCH_OUTCOME_CANCELLED + 1] = { 0 }, per_id[CANCEL_VEC];
 	struct tdispatch_stats_user before, st;
-	struct tdispatch_utask ut[CANCEL_VEC];
+	struct tdispatch_submit_task ut[CANCEL_VEC];
 	struct td_reader r = { .fd = self->fd };
 	unsigned int try, i, cancelled = 0, refused = 0;
 	__u64 first = 0, last;
@@ -546,7 +552,7 @@ TEST_F_TIMEOUT(named, cancel_a_pending_task_through_an_attached_file, 90)
 TEST_F(named, attach_ro_reads_but_cannot_submit)
 {
 	struct tdispatch_stats_user st;
-	struct tdispatch_utask ut;
+	struct tdispatch_submit_task ut;
 	struct tdispatch_event ev;
 	__u32 state;
 	int fd;
@@ -592,7 +598,7 @@ TEST_F(named, attach_ro_reads_but_cannot_submit)
 static int nobody_is_refused(void *arg)
 {
 	struct tdispatch_stats_user st;
-	struct tdispatch_utask ut;
+	struct tdispatch_submit_task ut;
 	int fd;
 
 	(void)arg;
@@ -634,7 +640,7 @@ static int root_file_serves_nobody(void *arg)
 {
 	const struct opened_by_root *o = arg;
 	struct tdispatch_stats_user st;
-	struct tdispatch_utask ut;
+	struct tdispatch_submit_task ut;
 	int fd, ret;
 
 	child_become_nobody();
@@ -848,7 +854,7 @@ TEST_F_TIMEOUT(named, withdraw_cuts_attached_files_off, 60)
 	struct tdispatch_stats_user st;
 	struct blocked_reader br = { .tid = 0 };
 	unsigned int per_id[5] = { 0 }, ends[TDISPATCH_OUTCOME_CANCELLED + 1] = { 0 };
-	struct tdispatch_utask ut;
+	struct tdispatch_submit_task ut;
 	struct tdispatch_entry e;
 	pthread_t reader;
 	unsigned int i, got;
@@ -1029,7 +1035,7 @@ TEST_F(named, bad_list_and_attach_inputs_fail_and_are_counted)
 	/* LIST */
 	l = (struct tdispatch_list) { .size = 0, .entries = uptr(e), .max_entries = LIST_MAX };
 	BAD(EINVAL, "list size 0", td_list_arg(fd, &l));
-	l.size = TDISPATCH_LIST_SIZE_VER0 - 1;
+	l.size = sizeof(l) - 1;
 	BAD(EINVAL, "list size 23", td_list_arg(fd, &l));
 	l.size = PAGE + 1;
 	BAD(E2BIG, "list size above a page", td_list_arg(fd, &l));
@@ -1068,7 +1074,7 @@ TEST_F(named, bad_list_and_attach_inputs_fail_and_are_counted)
 	td_attach_init(&a, RW, 0, 0);
 	a.size = 0;
 	BAD(EINVAL, "attach size 0", td_attach_arg(fd, &a));
-	a.size = TDISPATCH_ATTACH_SIZE_VER0 - 1;
+	a.size = sizeof(a) - 1;
 	BAD(EINVAL, "attach size 39", td_attach_arg(fd, &a));
 	a.size = PAGE + 1;
 	BAD(E2BIG, "attach size above a page", td_attach_arg(fd, &a));
@@ -1211,7 +1217,7 @@ static bool race_cut(struct race *r, int line, int ret)
 
 static bool race_round(struct race *r, int fd, unsigned int n, unsigned int round)
 {
-	struct tdispatch_utask ut[RACE_VEC];
+	struct tdispatch_submit_task ut[RACE_VEC];
 	struct tdispatch_event ev[16];
 	struct tdispatch_stats_user st;
 	unsigned int i, ok = 0;
@@ -1350,7 +1356,7 @@ TEST_F_TIMEOUT(named, withdraw_and_publish_under_submitting_threads, 120)
  */
 static void rk_watchers(struct __test_metadata *_metadata, int fd)
 {
-	static struct tdispatch_utask ut[RK_VEC];
+	static struct tdispatch_submit_task ut[RK_VEC];
 	static const char pl[] = "w";
 	unsigned int next = 0, nr = 0, i, j;
 	__u64 stuck = now_ns() + SEC;
@@ -1358,9 +1364,9 @@ static void rk_watchers(struct __test_metadata *_metadata, int fd)
 
 	while (next < RK_TASKS || nr) {
 		for (; nr < RK_VEC && next < RK_TASKS; nr++)
-			ut[nr] = (struct tdispatch_utask) {
+			ut[nr] = (struct tdispatch_submit_task) {
 				.id = ++next, .payload = uptr(pl), .payload_len = 1,
-				.not_before_ns = 3600 * SEC, .flags = TDISPATCH_UTASK_WATCH,
+				.not_before_ns = 3600 * SEC, .flags = TDISPATCH_TASK_WATCH,
 				.watch_key = RK_KEY,
 			};
 		n = td_submit_flags(fd, ut, nr, TDISPATCH_SUBMIT_RELATIVE);
@@ -1378,16 +1384,16 @@ static void rk_watchers(struct __test_metadata *_metadata, int fd)
 	}
 }
 
-/* RELEASE_KEY of RK_KEY: how many it let in, or -errno. */
-static int rk_release(int fd)
+/* EXPEDITE_KEY of RK_KEY: how many it let in, or -errno. */
+static int rk_expedite(int fd)
 {
 	struct tdispatch_id a = { .size = sizeof(a), .id = RK_KEY };
-	int ret = ioctl(fd, TDISPATCH_IOC_RELEASE_KEY, &a);
+	int ret = ioctl(fd, TDISPATCH_IOC_EXPEDITE_KEY, &a);
 
 	return ret < 0 ? -errno : ret;
 }
 
-/* Wait until a release of @fd's dispatcher is under way: released grew past @from. */
+/* Wait until an expedite of @fd's dispatcher is under way: expedited grew past @from. */
 static __u64 rk_under_way(struct __test_metadata *_metadata, int fd, __u64 from)
 {
 	struct tdispatch_stats_user st;
@@ -1395,8 +1401,8 @@ static __u64 rk_under_way(struct __test_metadata *_metadata, int fd, __u64 from)
 
 	do
 		td_stats(_metadata, fd, &st);
-	while (st.released == from && now_ns() < end);
-	return st.released;
+	while (st.expedited == from && now_ns() < end);
+	return st.expedited;
 }
 
 struct rk_thread {
@@ -1405,23 +1411,23 @@ struct rk_thread {
 	int ret;
 };
 
-static void *rk_release_run(void *arg)
+static void *rk_expedite_run(void *arg)
 {
 	struct rk_thread *t = arg;
 
-	t->ret = rk_release(t->fd);
+	t->ret = rk_expedite(t->fd);
 	return NULL;
 }
 
 /*
- * RELEASE_KEY of a key that a quarter of a million tasks watch, on a
+ * EXPEDITE_KEY of a key that a quarter of a million tasks watch, on a
  * published dispatcher: it lets them in a chunk at a time, each in a read
  * section of its own, so a fatal signal stops it at once and a withdrawal
  * waits for one chunk, not for the whole key; the rest stay delayed.  What
  * tells the old code from the new is that the call stops short of the
  * whole key; the bound of a second is four times the debug kernel's.
  */
-TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
+TEST_F_TIMEOUT(named, a_long_key_expedite_holds_up_no_kill_or_withdrawal, 300)
 {
 	struct tdispatch_stats_user st;
 	__u64 t0, took, before, first;
@@ -1433,7 +1439,7 @@ TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 		SKIP(return, "no %s", TD_PUBLISHED);
 	td_attach_ok(_metadata, self->fd, RW, SUBMIT, 0);
 	td_stats(_metadata, self->fd, &st);
-	first = st.released;
+	first = st.expedited;
 	before = first;
 	rk_watchers(_metadata, self->fd);
 	td_stats(_metadata, self->fd, &st);
@@ -1445,40 +1451,40 @@ TEST_F_TIMEOUT(named, a_long_key_release_holds_up_no_kill_or_withdrawal, 300)
 	if (!pid) {
 		int fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
 
-		_exit(fd < 0 || td_attach(fd, RW, SUBMIT, 0) || rk_release(fd) < 0 ? 1 : 0);
+		_exit(fd < 0 || td_attach(fd, RW, SUBMIT, 0) || rk_expedite(fd) < 0 ? 1 : 0);
 	}
 	ASSERT_LT(before, rk_under_way(_metadata, self->fd, before));
 	t0 = now_ns();
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	took = now_ns() - t0;
-	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("the release ended before the kill");
-	EXPECT_GT(SEC, took) TH_LOG("the killed release took %llu ms to end", took / MSEC);
-	TH_LOG("a SIGKILL ended a release of %d tasks after %llu us", RK_TASKS, took / 1000);
+	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("the expedite ended before the kill");
+	EXPECT_GT(SEC, took) TH_LOG("the killed expedite took %llu ms to end", took / MSEC);
+	TH_LOG("a SIGKILL ended an expedite of %d tasks after %llu us", RK_TASKS, took / 1000);
 	td_stats(_metadata, self->fd, &st);
-	EXPECT_GT(before + RK_TASKS, st.released) TH_LOG("it went on after the kill");
+	EXPECT_GT(before + RK_TASKS, st.expedited) TH_LOG("it went on after the kill");
 
 	/* A withdrawal while a thread is inside the call. */
-	before = st.released;
+	before = st.expedited;
 	t = (struct rk_thread) { .fd = self->fd };
-	ASSERT_EQ(0, pthread_create(&t.tid, NULL, rk_release_run, &t));
+	ASSERT_EQ(0, pthread_create(&t.tid, NULL, rk_expedite_run, &t));
 	ASSERT_LT(before, rk_under_way(_metadata, self->fd, before));
 	t0 = now_ns();
 	ASSERT_EQ(0, td_publish(0));
 	took = now_ns() - t0;
 	ASSERT_EQ(0, pthread_join(t.tid, NULL));
 	EXPECT_GT(SEC, took) TH_LOG("the withdrawal took %llu ms", took / MSEC);
-	TH_LOG("a withdrawal during a release of %d tasks took %llu us", RK_TASKS, took / 1000);
-	EXPECT_LT(0, t.ret) TH_LOG("release: %s", strerror(-t.ret));
-	EXPECT_GT(RK_TASKS - (before - first), t.ret) TH_LOG("the release ran to its end");
+	TH_LOG("a withdrawal during an expedite of %d tasks took %llu us", RK_TASKS, took / 1000);
+	EXPECT_LT(0, t.ret) TH_LOG("expedite: %s", strerror(-t.ret));
+	EXPECT_GT(RK_TASKS - (before - first), t.ret) TH_LOG("the expedite ran to its end");
 
 	/* Published again: the rest are still delayed, and let in now. */
 	ASSERT_EQ(0, td_publish(1));
 	t.fd = td_open_attached(_metadata, RW, SUBMIT, 0);
 	td_stats(_metadata, t.fd, &st);
-	before = st.released;
+	before = st.expedited;
 	EXPECT_LT(0, st.delayed);
-	EXPECT_EQ(st.delayed, rk_release(t.fd));
+	EXPECT_EQ(st.delayed, rk_expedite(t.fd));
 	td_settle(_metadata, t.fd, &st);
 	EXPECT_EQ(0, st.delayed);
 	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);

@@ -230,7 +230,7 @@ TEST_F(slots, a_task_that_ends_unread_unqueues_its_slot)
 {
 	struct td_pl pl = { .id = 7, .ver = 100 };
 	struct tdispatch_stats_user st;
-	struct tdispatch_utask ut;
+	struct tdispatch_submit_task ut;
 	struct td_taken b;
 
 	/* Cut at 1 ms: the first task goes alone. */
@@ -244,7 +244,9 @@ TEST_F(slots, a_task_that_ends_unread_unqueues_its_slot)
 	EXPECT_EQ(1, td_write_pl(&self->m, 1, 7, 1));
 	EXPECT_EQ(0, td_write_pl(&self->m, 1, 7, 2));
 	EXPECT_EQ(1, td_kick(self->fd));
-	ut = (struct tdispatch_utask) { .id = 7, .payload = uptr(&pl), .payload_len = sizeof(pl) };
+	ut = (struct tdispatch_submit_task) {
+		.id = 7, .payload = uptr(&pl), .payload_len = sizeof(pl),
+	};
 	ASSERT_EQ(1, td_submit_vec(self->fd, &ut, 1));
 	EXPECT_TRUE(td_unqueued(&self->m.slot[1])) TH_LOG("unqueued when it ended");
 	/* So a write queues again; under another id, which nothing replaces. */
@@ -270,13 +272,13 @@ TEST_F(slots, a_task_that_ends_unread_unqueues_its_slot)
 	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
 }
 
-/* Version @ver of id @id with TDISPATCH_UTASK_MERGE: 0 or -errno. */
+/* Version @ver of id @id with TDISPATCH_TASK_MERGE: 0 or -errno. */
 static int td_merge(int fd, __u64 id, __u64 ver)
 {
 	struct td_pl pl = { .id = id, .ver = ver };
-	struct tdispatch_utask ut = {
+	struct tdispatch_submit_task ut = {
 		.id = id, .payload = uptr(&pl), .payload_len = sizeof(pl),
-		.flags = TDISPATCH_UTASK_MERGE,
+		.flags = TDISPATCH_TASK_MERGE,
 	};
 	int ret = td_submit_vec(fd, &ut, 1);
 
@@ -331,7 +333,7 @@ static const int take_failure_errno[TAKE_FAILURES] = { ENOSPC, EFAULT, EFAULT };
  */
 static int td_take_failing(int fd, int how)
 {
-	struct tdispatch_ltask lt[4];
+	struct tdispatch_lease_task lt[4];
 	unsigned char buf[256];
 	struct tdispatch_take tk = {
 		.size = sizeof(tk), .tasks = uptr(lt), .buf = uptr(buf), .max_tasks = 4,
@@ -417,13 +419,13 @@ TEST_F(slots, a_take_that_fails_leaves_the_merge_task_mergeable)
 /* KICK slot 1 and three plain tasks of ids 10 to 12: a batch of four. */
 static void td_fill_batch(struct __test_metadata *_metadata, int fd)
 {
-	struct tdispatch_utask ut[3];
+	struct tdispatch_submit_task ut[3];
 	struct td_pl pl = { };
 	unsigned int i;
 
 	ASSERT_EQ(1, td_kick(fd));
 	for (i = 0; i < 3; i++)
-		ut[i] = (struct tdispatch_utask) { .id = 10 + i, .payload = uptr(&pl),
+		ut[i] = (struct tdispatch_submit_task) { .id = 10 + i, .payload = uptr(&pl),
 						   .payload_len = sizeof(pl) };
 	ASSERT_EQ(3, td_submit_vec(fd, ut, 3));
 }

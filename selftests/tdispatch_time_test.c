@@ -90,12 +90,12 @@ static void td_setup(struct __test_metadata *_metadata, int fd, __u32 max_delaye
 }
 
 /* One task of @id whose payload @pl says @ver, due at @not_before. */
-static void td_task(struct tdispatch_utask *ut, struct td_pl *pl, __u64 id, __u64 ver,
+static void td_task(struct tdispatch_submit_task *ut, struct td_pl *pl, __u64 id, __u64 ver,
 		    __u64 not_before)
 {
 	pl->id = id;
 	pl->ver = ver;
-	*ut = (struct tdispatch_utask) {
+	*ut = (struct tdispatch_submit_task) {
 		.id = id,
 		.payload = uptr(pl),
 		.payload_len = sizeof(*pl),
@@ -107,7 +107,7 @@ static void td_task(struct tdispatch_utask *ut, struct td_pl *pl, __u64 id, __u6
 /* SUBMIT one task: its status, or -errno of the call. */
 static int td_submit1(int fd, __u64 id, __u64 ver, __u64 not_before, __u32 flags)
 {
-	struct tdispatch_utask ut;
+	struct tdispatch_submit_task ut;
 	struct td_pl pl;
 	int ret;
 
@@ -287,7 +287,6 @@ TEST_F(time, version_reports_delayed_and_periodic)
 	struct tdispatch_version v = { .size = sizeof(v) };
 
 	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v)) TH_LOG("%s", strerror(errno));
-	EXPECT_EQ(TDISPATCH_ABI_VERSION, v.abi_version);
 	EXPECT_TRUE(v.features & TDISPATCH_FEAT_DELAYED) TH_LOG("features %#llx", v.features);
 	EXPECT_TRUE(v.features & TDISPATCH_FEAT_PERIODIC) TH_LOG("features %#llx", v.features);
 }
@@ -470,7 +469,7 @@ TEST_F(time, cancel_of_a_waiting_task)
 
 TEST_F(time, delayed_tasks_are_bounded)
 {
-	struct tdispatch_utask ut[6];
+	struct tdispatch_submit_task ut[6];
 	struct tdispatch_stats_user st;
 	struct tdispatch_create c;
 	struct tdispatch_query q;
@@ -518,11 +517,10 @@ TEST_F(time, delayed_tasks_are_bounded)
 	EXPECT_EQ(0, st.delayed);
 	close(fd);
 
-	/* A caller of the first CREATE has max_delayed 0. */
+	/* max_delayed 0: no delayed tasks. */
 	fd = open(TD_DEV_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	td_cfg(&c, 4, 0);
-	c.size = TDISPATCH_CREATE_SIZE_VER0;
+	td_cfg(&c, 0, 0);
 	td_create(_metadata, fd, &c);
 	EXPECT_EQ(-ENOSPC, td_submit1(fd, 1, 0, FAR_NS, TDISPATCH_SUBMIT_RELATIVE));
 	close(fd);
@@ -545,7 +543,8 @@ TEST_F(time, delayed_tasks_are_bounded)
 
 /* The task_size stride of SUBMIT's vector */
 
-#define STRIDE_MAX	(TDISPATCH_UTASK_SIZE_VER2 + 8)
+#define TD_TASK_SIZE	sizeof(struct tdispatch_submit_task)
+#define STRIDE_MAX	(TD_TASK_SIZE + 8)
 
 /* Take the @n one-task batches of ids @first on, in any order, each once. */
 static void td_take_range(struct __test_metadata *_metadata, int fd, __u64 first,
@@ -568,11 +567,11 @@ static void td_take_range(struct __test_metadata *_metadata, int fd, __u64 first
 	}
 }
 
-/* Put the first @stride bytes (at most a utask's) of a task at element @i. */
+/* Put the first @stride bytes (at most a whole task's) of a task at element @i. */
 static void td_put_task(unsigned char *vec, unsigned int stride, unsigned int i,
 			struct td_pl *pl, __u64 id, __u64 not_before)
 {
-	struct tdispatch_utask ut;
+	struct tdispatch_submit_task ut;
 
 	td_task(&ut, pl, id, id, not_before);
 	memcpy(vec + i * stride, &ut, stride < sizeof(ut) ? stride : sizeof(ut));
@@ -582,7 +581,7 @@ static __s32 td_status_at(const unsigned char *vec, unsigned int stride, unsigne
 {
 	__s32 s;
 
-	memcpy(&s, vec + i * stride + offsetof(struct tdispatch_utask, status), sizeof(s));
+	memcpy(&s, vec + i * stride + offsetof(struct tdispatch_submit_task, status), sizeof(s));
 	return s;
 }
 
@@ -611,25 +610,15 @@ TEST_F(time, task_size_is_the_stride)
 
 	td_setup(_metadata, self->fd, 16, 0);
 
-	/* 32: the first layout, without not_before_ns. */
+	/* The struct's own size. */
 	memset(vec, 0, sizeof(vec));
 	for (i = 0; i < 3; i++)
-		td_put_task(vec, TDISPATCH_UTASK_SIZE_VER0, i, &pl[i], 1 + i, 0);
+		td_put_task(vec, TD_TASK_SIZE, i, &pl[i], 1 + i, 0);
 	EXPECT_EQ(3, td_submit_raw(self->fd, sizeof(struct tdispatch_submit), 0, vec, 3,
-				   TDISPATCH_UTASK_SIZE_VER0));
+				   TD_TASK_SIZE));
 	for (i = 0; i < 3; i++)
-		td_expect_item(_metadata, 0, td_status_at(vec, TDISPATCH_UTASK_SIZE_VER0, i),
-			       "task", i);
+		td_expect_item(_metadata, 0, td_status_at(vec, TD_TASK_SIZE, i), "task", i);
 	td_take_range(_metadata, self->fd, 1, 3);
-
-	/* 40: with not_before_ns. */
-	memset(vec, 0, sizeof(vec));
-	for (i = 0; i < 2; i++)
-		td_put_task(vec, TDISPATCH_UTASK_SIZE_VER1, i, &pl[i], 11 + i, FAR_NS);
-	EXPECT_EQ(2, td_submit_raw(self->fd, sizeof(struct tdispatch_submit),
-				   TDISPATCH_SUBMIT_RELATIVE, vec, 2, TDISPATCH_UTASK_SIZE_VER1));
-	td_query(_metadata, self->fd, 11, TDISPATCH_STATE_DELAYED, 0, 1);
-	td_query(_metadata, self->fd, 12, TDISPATCH_STATE_DELAYED, 0, 1);
 
 	/* Longer with a zero tail: a later caller's layout, what it adds unused. */
 	memset(vec, 0, sizeof(vec));
@@ -652,47 +641,55 @@ TEST_F(time, task_size_is_the_stride)
 	td_query(_metadata, self->fd, 31, TDISPATCH_STATE_DELAYED, 0, 1);
 	td_query(_metadata, self->fd, 32, TDISPATCH_STATE_ABSENT, 0, 0);
 
-	/* Too small, too large. */
+	/* Below the struct's 1.0 size, above a page, an unknown flag. */
+	EXPECT_REJECTED(self->fd, EINVAL, "task_size 0",
+			td_submit_raw(self->fd, sizeof(struct tdispatch_submit), 0, vec, 1, 0));
 	EXPECT_REJECTED(self->fd, EINVAL, "task_size 16",
 			td_submit_raw(self->fd, sizeof(struct tdispatch_submit), 0, vec, 1, 16));
-	EXPECT_REJECTED(self->fd, EINVAL, "task_size 31",
-			td_submit_raw(self->fd, sizeof(struct tdispatch_submit), 0, vec, 1, 31));
-	EXPECT_REJECTED(self->fd, EINVAL, "task_size a page and one",
+	EXPECT_REJECTED(self->fd, EINVAL, "task_size one below the struct's",
+			td_submit_raw(self->fd, sizeof(struct tdispatch_submit), 0, vec, 1,
+				      TD_TASK_SIZE - 1));
+	EXPECT_REJECTED(self->fd, E2BIG, "task_size a page and one",
 			td_submit_raw(self->fd, sizeof(struct tdispatch_submit), 0, vec, 1,
 				      PAGE + 1));
 	EXPECT_REJECTED(self->fd, EINVAL, "unknown submit flag",
-			td_submit_raw(self->fd, sizeof(struct tdispatch_submit), 2, vec, 1, 0));
+			td_submit_raw(self->fd, sizeof(struct tdispatch_submit), 2, vec, 1,
+				      TD_TASK_SIZE));
 
-	/*
-	 * A first-version SUBMIT (24 bytes) has 32-byte elements; what lies
-	 * past its end in memory, task_size here, is not read.
-	 */
+	/* SUBMIT's own struct grows the same way. */
 	memset(vec, 0, sizeof(vec));
 	for (i = 0; i < 3; i++)
-		td_put_task(vec, TDISPATCH_UTASK_SIZE_VER0, i, &pl[i], 41 + i, 0);
+		td_put_task(vec, TD_TASK_SIZE, i, &pl[i], 41 + i, 0);
+	EXPECT_REJECTED(self->fd, EINVAL, "a SUBMIT below its 1.0 size",
+			td_submit_raw(self->fd, sizeof(struct tdispatch_submit) - 8, 0, vec, 3,
+				      TD_TASK_SIZE));
 	{
-		struct tdispatch_submit s = {
-			.size = TDISPATCH_SUBMIT_SIZE_VER0,
-			.tasks = uptr(vec),
-			.count = 3,
-			.task_size = TDISPATCH_UTASK_SIZE_VER1,
-			.pad = 7,
+		struct {
+			struct tdispatch_submit s;
+			__u64 later;
+		} big = {
+			.s = {
+				.size = sizeof(big),
+				.tasks = uptr(vec),
+				.count = 3,
+				.task_size = TD_TASK_SIZE,
+			},
 		};
 
-		ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_SUBMIT, &s))
+		ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_SUBMIT, &big))
 			TH_LOG("%s", strerror(errno));
-		EXPECT_EQ(3, s.accepted);
-		EXPECT_EQ(TDISPATCH_UTASK_SIZE_VER1, s.task_size) TH_LOG("written past size 24");
-		EXPECT_EQ(7, s.pad) TH_LOG("written past size 24");
+		EXPECT_EQ(3, big.s.accepted);
+		big.later = 1;
+		EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_SUBMIT, &big));
+		EXPECT_EQ(E2BIG, errno);
 	}
 	for (i = 0; i < 3; i++)
-		td_expect_item(_metadata, 0, td_status_at(vec, TDISPATCH_UTASK_SIZE_VER0, i),
-			       "task", i);
+		td_expect_item(_metadata, 0, td_status_at(vec, TD_TASK_SIZE, i), "task", i);
 	td_take_range(_metadata, self->fd, 41, 3);
 	td_stats(_metadata, self->fd, &st);
-	EXPECT_EQ(11, st.accepted);
-	EXPECT_EQ(5, st.delayed);
-	EXPECT_EQ(5, st.rejected_calls);
+	EXPECT_EQ(9, st.accepted);
+	EXPECT_EQ(3, st.delayed);
+	EXPECT_EQ(8, st.rejected_calls);
 }
 
 /* Periodic tasks */
@@ -1102,7 +1099,7 @@ static void td_kill(struct __test_metadata *_metadata, pid_t pid)
 /* Arm everything: periodic runs due every few ms, delayed tasks throughout. */
 static void td_arm(struct __test_metadata *_metadata, int fd)
 {
-	struct tdispatch_utask ut[128];
+	struct tdispatch_submit_task ut[128];
 	struct td_pl pl[128];
 	unsigned int i, round;
 
@@ -1164,7 +1161,7 @@ TEST_F(time, last_close_with_timers_armed_and_runs_in_flight)
 /* Changes to a good PERIODIC_ADD of a 16-byte payload, every 1 s. */
 static const struct td_field_case td_padd_cases[] = {
 	PADD_U32(size, 0, EINVAL),
-	PADD_U32(size, TDISPATCH_PERIODIC_ADD_SIZE_VER0 - 1, EINVAL),
+	PADD_U32(size, sizeof(struct tdispatch_periodic_add) - 1, EINVAL),
 	PADD_U32(size, PAGE + 1, E2BIG),
 	PADD_U32(flags, 1, EINVAL),
 	PADD_U32(flags, 0x80000000, EINVAL),
@@ -1249,7 +1246,7 @@ TEST_F(time, periodic_bad_input)
 	del = (struct tdispatch_id) { .size = sizeof(del), .flags = 1, .id = 1 };
 	EXPECT_REJECTED(self->fd, EINVAL, "DEL with flags",
 			ioctl(self->fd, TDISPATCH_IOC_PERIODIC_DEL, &del));
-	del = (struct tdispatch_id) { .size = TDISPATCH_ID_SIZE_VER0 - 1, .id = 1 };
+	del = (struct tdispatch_id) { .size = sizeof(del) - 1, .id = 1 };
 	EXPECT_REJECTED(self->fd, EINVAL, "DEL of size 15",
 			ioctl(self->fd, TDISPATCH_IOC_PERIODIC_DEL, &del));
 	ps = (struct tdispatch_periodic_stats_user) { .size = sizeof(ps), .flags = 1, .id = 1 };
@@ -1263,7 +1260,7 @@ TEST_F(time, periodic_bad_input)
 	/* PERIODIC_STATS writes no more than the struct: here a page ends. */
 	memset(edge, 0x5a, PAGE);
 	ps = (struct tdispatch_periodic_stats_user) {
-		.size = TDISPATCH_PERIODIC_STATS_SIZE_VER0, .id = 1
+		.size = sizeof(ps), .id = 1
 	};
 	memcpy(edge + PAGE - sizeof(ps), &ps, sizeof(ps));
 	EXPECT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_PERIODIC_STATS, edge + PAGE - sizeof(ps)))

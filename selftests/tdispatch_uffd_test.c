@@ -323,11 +323,11 @@ TEST_F(uffd, named_stats_hold_up_no_withdrawal_or_rmmod)
 /* An attached file's SUBMIT with its payload on the page. */
 TEST_F(uffd, named_submit_holds_up_no_withdrawal_or_rmmod)
 {
-	struct tdispatch_utask ut = {
+	struct tdispatch_submit_task ut = {
 		.id = 1, .payload = uptr(self->trap.page), .payload_len = 16,
 	};
 	struct tdispatch_submit s = {
-		.size = sizeof(s), .tasks = uptr(&ut), .count = 1,
+		.size = sizeof(s), .tasks = uptr(&ut), .count = 1, .task_size = sizeof(ut),
 	};
 	int fd = td_open(_metadata);
 
@@ -350,12 +350,12 @@ TEST_F(uffd, named_submit_holds_up_no_withdrawal_or_rmmod)
  */
 TEST_F_TIMEOUT(uffd, take_holds_up_no_other_taker_or_close, 60)
 {
-	struct tdispatch_ltask *lt = (void *)self->trap.page;
+	struct tdispatch_lease_task *lt = (void *)self->trap.page;
 	struct tdispatch_create c;
 	struct tdispatch_stats_user st;
 	struct tdispatch_take tk;
 	struct td_pl pl[2] = { { .id = 1 }, { .id = 2 } };
-	struct tdispatch_utask ut[2];
+	struct tdispatch_submit_task ut[2];
 	struct td_taken other;
 	static char buf[TDISPATCH_PAYLOAD_MAX];
 	int fd = td_open(_metadata), i;
@@ -366,7 +366,7 @@ TEST_F_TIMEOUT(uffd, take_holds_up_no_other_taker_or_close, 60)
 	c.workers = 2;
 	td_create(_metadata, fd, &c);
 	for (i = 0; i < 2; i++)
-		ut[i] = (struct tdispatch_utask) {
+		ut[i] = (struct tdispatch_submit_task) {
 			.id = i + 1, .payload = uptr(&pl[i]), .payload_len = sizeof(pl[i]),
 		};
 	ASSERT_EQ(2, td_submit_vec(fd, ut, 2));
@@ -411,7 +411,7 @@ TEST_F_TIMEOUT(uffd, take_holds_up_no_other_taker_or_close, 60)
 TEST_F_TIMEOUT(uffd, a_slot_written_while_take_copies_it_is_queued_again, 60)
 {
 	struct tdispatch_stats_user st;
-	struct tdispatch_ltask lt[1];
+	struct tdispatch_lease_task lt[1];
 	struct tdispatch_create c;
 	struct tdispatch_take tk;
 	struct td_taken b;
@@ -459,13 +459,13 @@ TEST_F_TIMEOUT(uffd, a_slot_written_while_take_copies_it_is_queued_again, 60)
 static unsigned int td_fill_bytes(int fd, __u64 id, __u32 len)
 {
 	static char payload[TDISPATCH_PAYLOAD_MAX];
-	struct tdispatch_utask ut[64];
+	struct tdispatch_submit_task ut[64];
 	unsigned int n = 0, i;
 	int ret;
 
 	for (;;) {
 		for (i = 0; i < 64; i++)
-			ut[i] = (struct tdispatch_utask) {
+			ut[i] = (struct tdispatch_submit_task) {
 				.id = id + n + i, .payload = uptr(payload), .payload_len = len,
 			};
 		ret = td_submit_vec(fd, ut, 64);
@@ -487,7 +487,7 @@ static unsigned int td_fill_bytes(int fd, __u64 id, __u32 len)
 TEST_F_TIMEOUT(uffd, a_refused_requeue_is_kicked_by_the_kernel_later, 120)
 {
 	struct tdispatch_stats_user st, before;
-	struct tdispatch_ltask lt[1];
+	struct tdispatch_lease_task lt[1];
 	struct tdispatch_create c;
 	struct tdispatch_take tk;
 	struct td_taken b;
@@ -566,11 +566,11 @@ TEST_F_TIMEOUT(uffd, a_refused_requeue_is_kicked_by_the_kernel_later, 120)
 TEST_F_TIMEOUT(uffd, parked_submit_holds_back_no_task, 60)
 {
 	struct td_pl pl[2] = { { .id = 1 }, { .id = 3 } };
-	struct tdispatch_utask ut[2] = {
+	struct tdispatch_submit_task ut[2] = {
 		{ .id = 1, .payload = uptr(&pl[0]), .payload_len = sizeof(pl[0]) },
 		{ .id = 2, .payload = uptr(self->trap.page), .payload_len = 16 },
 	};
-	struct tdispatch_utask other = {
+	struct tdispatch_submit_task other = {
 		.id = 3, .payload = uptr(&pl[1]), .payload_len = sizeof(pl[1]),
 	};
 	struct tdispatch_submit on_stack, *s = &on_stack;
@@ -589,7 +589,9 @@ TEST_F_TIMEOUT(uffd, parked_submit_holds_back_no_task, 60)
 		ASSERT_EQ(0, ioctl(self->trap.uffd, UFFDIO_WRITEPROTECT, &prot));
 		s = (void *)self->trap.page;
 	}
-	*s = (struct tdispatch_submit) { .size = sizeof(*s), .tasks = uptr(ut), .count = nr };
+	*s = (struct tdispatch_submit) {
+		.size = sizeof(*s), .tasks = uptr(ut), .count = nr, .task_size = sizeof(*ut),
+	};
 	ut[0].status = 1;	/* written back as 0 */
 	if (variant->wp) {
 		prot.mode = UFFDIO_WRITEPROTECT_MODE_WP;

@@ -115,11 +115,11 @@ static inline void td_expect_ends(struct __test_metadata *_metadata, int fd,
 	td_expect_ends(_metadata, fd, st, &(const struct td_ends){ .n = { __VA_ARGS__ } })
 
 /* One task of @id whose payload @pl says @ver. */
-static inline void td_task(struct tdispatch_utask *ut, struct td_pl *pl, __u64 id, __u64 ver)
+static inline void td_task(struct tdispatch_submit_task *ut, struct td_pl *pl, __u64 id, __u64 ver)
 {
 	pl->id = id;
 	pl->ver = ver;
-	*ut = (struct tdispatch_utask) {
+	*ut = (struct tdispatch_submit_task) {
 		.id = id,
 		.payload = uptr(pl),
 		.payload_len = sizeof(*pl),
@@ -131,7 +131,7 @@ static inline void td_task(struct tdispatch_utask *ut, struct td_pl *pl, __u64 i
 static inline void td_submit(struct __test_metadata *_metadata, int fd, const __u64 *ids,
 			     unsigned int n, __u64 ver)
 {
-	struct tdispatch_utask ut[TD_NR];
+	struct tdispatch_submit_task ut[TD_NR];
 	struct td_pl pl[TD_NR];
 	unsigned int i;
 	int ret;
@@ -168,7 +168,7 @@ static inline void td_check_batch(struct __test_metadata *_metadata, const struc
 
 	ASSERT_EQ(n, b->tk.nr) TH_LOG("a batch of %u tasks, want %u", b->tk.nr, n);
 	for (i = 0; i < n; i++) {
-		const struct tdispatch_ltask *t = &b->t[i];
+		const struct tdispatch_lease_task *t = &b->t[i];
 
 		j = td_index(ids, n, t->id);
 		EXPECT_GT(n, j) TH_LOG("task %u: unexpected id %llu", i, t->id);

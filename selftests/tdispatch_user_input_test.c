@@ -27,7 +27,7 @@ union td_arg {
 struct td_ioc_ctx {
 	int fd;
 	__u64 next_id;
-	struct tdispatch_utask ut;
+	struct tdispatch_submit_task ut;
 	struct td_pl pl;
 	struct td_taken take;
 };
@@ -64,6 +64,7 @@ static void prep_submit(struct __test_metadata *_metadata, struct td_ioc_ctx *x,
 		.size = sizeof(a->submit),
 		.tasks = uptr(&x->ut),
 		.count = 1,
+		.task_size = sizeof(x->ut),
 	};
 }
 
@@ -109,30 +110,29 @@ static void prep_stats(struct __test_metadata *_metadata, struct td_ioc_ctx *x, 
 static const struct td_ioc {
 	const char *name;
 	unsigned long cmd;
-	__u32 ver0;
-	__u32 size;		/* sizeof the struct in this header */
+	__u32 size;		/* sizeof the struct in this header, its 1.0 size */
 	__u32 pad_off;		/* a pad that must be zero; 0: none */
 	int valid_err;		/* what a valid call gets: CREATE has its dispatcher */
 	bool out_only;		/* a read-only copy is read fine, only written back */
 	void (*prep)(struct __test_metadata *_metadata, struct td_ioc_ctx *x, union td_arg *a);
 } td_iocs[] = {
-	{ "CREATE", TDISPATCH_IOC_CREATE, TDISPATCH_CREATE_SIZE_VER0,
+	{ "CREATE", TDISPATCH_IOC_CREATE,
 	  sizeof(struct tdispatch_create),
 	  offsetof(struct tdispatch_create, pad), EEXIST, false, prep_create },
-	{ "SUBMIT", TDISPATCH_IOC_SUBMIT, TDISPATCH_SUBMIT_SIZE_VER0,
+	{ "SUBMIT", TDISPATCH_IOC_SUBMIT,
 	  sizeof(struct tdispatch_submit), 0, 0, false, prep_submit },
-	{ "TAKE", TDISPATCH_IOC_TAKE, TDISPATCH_TAKE_SIZE_VER0,
+	{ "TAKE", TDISPATCH_IOC_TAKE,
 	  sizeof(struct tdispatch_take),
 	  offsetof(struct tdispatch_take, pad), 0, false, prep_take },
-	{ "COMPLETE", TDISPATCH_IOC_COMPLETE, TDISPATCH_COMPLETE_SIZE_VER0,
+	{ "COMPLETE", TDISPATCH_IOC_COMPLETE,
 	  sizeof(struct tdispatch_complete),
 	  offsetof(struct tdispatch_complete, pad), 0, false, prep_complete },
-	{ "CANCEL", TDISPATCH_IOC_CANCEL, TDISPATCH_ID_SIZE_VER0,
+	{ "CANCEL", TDISPATCH_IOC_CANCEL,
 	  sizeof(struct tdispatch_id), 0, 0, false, prep_cancel },
-	{ "QUERY", TDISPATCH_IOC_QUERY, TDISPATCH_QUERY_SIZE_VER0,
+	{ "QUERY", TDISPATCH_IOC_QUERY,
 	  sizeof(struct tdispatch_query),
 	  offsetof(struct tdispatch_query, delayed), 0, true, prep_query },
-	{ "STATS", TDISPATCH_IOC_STATS, TDISPATCH_STATS_SIZE_VER0,
+	{ "STATS", TDISPATCH_IOC_STATS,
 	  sizeof(struct tdispatch_stats_user), 0, 0, true, prep_stats },
 };
 
@@ -180,7 +180,7 @@ static void check_size(struct __test_metadata *_metadata, int fd, const struct t
 
 	ASSERT_NE(NULL, tail);
 	ioc_reject(_metadata, fd, c, a, 0, 4, 0, EINVAL, "size 0");
-	ioc_reject(_metadata, fd, c, a, 0, 4, c->ver0 - 1, EINVAL, "size one short");
+	ioc_reject(_metadata, fd, c, a, 0, 4, c->size - 1, EINVAL, "size one short");
 	ioc_reject(_metadata, fd, c, a, 0, 4, PAGE + 8, E2BIG, "size beyond a page");
 	*tail = *a;
 	tail->raw[big - 1] = 0x5a;
@@ -229,12 +229,12 @@ static void check_fault(struct __test_metadata *_metadata, int fd, const struct 
 	EXPECT_REJECTED(fd, EFAULT, msg, ioctl(fd, c->cmd, edge + PAGE));
 	/* The size and flags are readable, the rest is not. */
 	hdr = (__u32 *)(edge + PAGE - 2 * sizeof(*hdr));
-	hdr[0] = c->ver0;
+	hdr[0] = c->size;
 	hdr[1] = 0;
 	snprintf(msg, sizeof(msg), "%s: runs into an unmapped page", c->name);
 	EXPECT_REJECTED(fd, EFAULT, msg, ioctl(fd, c->cmd, hdr));
 	if (c->out_only) {
-		memcpy(edge, a, c->ver0);
+		memcpy(edge, a, c->size);
 		ASSERT_EQ(0, mprotect(edge, PAGE, PROT_READ));
 		snprintf(msg, sizeof(msg), "%s: read-only", c->name);
 		EXPECT_REJECTED(fd, EFAULT, msg, ioctl(fd, c->cmd, edge));
@@ -260,7 +260,7 @@ TEST_F(user, no_dispatcher_is_enxio)
 		if (c->cmd == TDISPATCH_IOC_CREATE)
 			continue;
 		memset(&a, 0, sizeof(a));
-		a.stats.size = c->ver0;
+		a.stats.size = c->size;
 		ret = ioctl(self->fd, c->cmd, &a);
 		td_expect_errno(_metadata, ret, errno, ENXIO, c->name);
 		fails++;
@@ -393,7 +393,7 @@ TEST_F(user, create_checks_the_config)
 
 TEST_F(user, submit_count_limits)
 {
-	struct tdispatch_utask *ut = calloc(TDISPATCH_SUBMIT_MAX + 1, sizeof(*ut));
+	struct tdispatch_submit_task *ut = calloc(TDISPATCH_SUBMIT_MAX + 1, sizeof(*ut));
 	struct td_pl *pl = calloc(TDISPATCH_SUBMIT_MAX + 1, sizeof(*pl));
 	struct tdispatch_stats_user st;
 	unsigned int i;
@@ -418,7 +418,7 @@ TEST_F(user, submit_bad_vector_faults_after_the_good_head)
 {
 	struct tdispatch_stats_user st;
 	char *edge = td_edge(_metadata);
-	struct tdispatch_utask *ut;
+	struct tdispatch_submit_task *ut;
 	struct td_pl pl[2];
 
 	td_setup(_metadata, self->fd, TD_NR, 16);
@@ -426,7 +426,7 @@ TEST_F(user, submit_bad_vector_faults_after_the_good_head)
 	EXPECT_REJECTED(self->fd, EFAULT, "tasks unmapped",
 			td_submit_vec(self->fd, (void *)(edge + PAGE), 1));
 	/* Two tasks at the end of a page, the third would be past it. */
-	ut = (struct tdispatch_utask *)(edge + PAGE) - 2;
+	ut = (struct tdispatch_submit_task *)(edge + PAGE) - 2;
 	td_task(&ut[0], &pl[0], 1, 0);
 	td_task(&ut[1], &pl[1], 2, 0);
 	EXPECT_REJECTED(self->fd, EFAULT, "third task unmapped", td_submit_vec(self->fd, ut, 3));
@@ -542,7 +542,7 @@ TEST_F(user, payload_bytes_are_bounded)
 {
 	const unsigned int most = BYTES_MAX / TDISPATCH_PAYLOAD_MAX, per = TDISPATCH_SUBMIT_MAX;
 	const unsigned int least = BYTES_MAX / (TDISPATCH_PAYLOAD_MAX + 512);
-	struct tdispatch_utask *ut = calloc(per, sizeof(*ut));
+	struct tdispatch_submit_task *ut = calloc(per, sizeof(*ut));
 	struct tdispatch_stats_user st;
 	struct tdispatch_create c;
 	unsigned int id = 0, i, full = 0;
@@ -559,7 +559,7 @@ TEST_F(user, payload_bytes_are_bounded)
 	before = td_rejected_calls(_metadata, self->fd);
 	do {
 		for (i = 0; i < per; i++)
-			ut[i] = (struct tdispatch_utask) {
+			ut[i] = (struct tdispatch_submit_task) {
 				.id = id++,
 				.payload = uptr(td_big),
 				.payload_len = TDISPATCH_PAYLOAD_MAX,
@@ -573,7 +573,7 @@ TEST_F(user, payload_bytes_are_bounded)
 	EXPECT_LE(least, full);
 	/* A cancelled task gives its bytes back before CANCEL returns. */
 	ASSERT_EQ(0, td_cancel(self->fd, full - 1));
-	ut[0] = (struct tdispatch_utask) {
+	ut[0] = (struct tdispatch_submit_task) {
 		.id = id++, .payload = uptr(td_big), .payload_len = TDISPATCH_PAYLOAD_MAX,
 	};
 	EXPECT_EQ(1, td_submit_vec(self->fd, ut, 1));
@@ -631,7 +631,7 @@ static bool race_stopped(struct race *r)
 /* Submit RACE_VEC tasks over RACE_IDS ids; count each one accepted. */
 static void race_submit(struct race *r, int fd, unsigned int *seed, __u64 round)
 {
-	struct tdispatch_utask ut[RACE_VEC];
+	struct tdispatch_submit_task ut[RACE_VEC];
 	struct td_pl pl[RACE_VEC];
 	unsigned int i;
 	int ret;

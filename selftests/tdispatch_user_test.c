@@ -19,53 +19,43 @@
 
 /* Success paths */
 
-/* What a program built against the first header passes: its numbers and sizes. */
-#define V0_CREATE	_IOC(_IOC_WRITE, TDISPATCH_IOC_MAGIC, 0x01, TDISPATCH_CREATE_SIZE_VER0)
-#define V0_SUBMIT	_IOC(_IOC_READ | _IOC_WRITE, TDISPATCH_IOC_MAGIC, 0x02, \
-			     TDISPATCH_SUBMIT_SIZE_VER0)
-#define V0_STATS	_IOC(_IOC_READ | _IOC_WRITE, TDISPATCH_IOC_MAGIC, 0x07, \
-			     TDISPATCH_STATS_SIZE_VER0)
-
-struct v0_utask {
-	__u64 id;
-	__u64 payload;
-	__u32 payload_len;
-	__s32 status;
-	__u64 deadline_ns;
-};
-
-TEST_F(user, first_version_calls_still_work)
+/*
+ * A program built against a later header passes larger structs, whose
+ * fields this kernel does not know left zero: they work, and only what
+ * the kernel knows is written back, as the size field then says.
+ */
+TEST_F(user, a_later_callers_larger_structs_work)
 {
-	struct tdispatch_stats_user st = { .size = TDISPATCH_STATS_SIZE_VER0 };
-	struct tdispatch_submit s = {
-		.size = TDISPATCH_SUBMIT_SIZE_VER0,
-		.count = 2,
-	};
-	struct v0_utask old[2];
-	struct tdispatch_create c;
-	char pay = 'x';
-	int i;
+	struct {
+		struct tdispatch_create c;
+		__u64 later;
+	} create = { .later = 0 };
+	struct {
+		struct tdispatch_stats_user st;
+		__u64 later;
+	} stats = { .st.size = sizeof(stats), .later = 0 };
+	struct tdispatch_submit_task ut;
+	struct td_pl pl;
 
-	ASSERT_EQ(TDISPATCH_UTASK_SIZE_VER0, sizeof(old[0]));
-	td_cfg(&c, 1, 0);
-	c.size = TDISPATCH_CREATE_SIZE_VER0;
-	ASSERT_EQ(0, ioctl(self->fd, V0_CREATE, &c)) TH_LOG("create: %s", strerror(errno));
-	for (i = 0; i < 2; i++)
-		old[i] = (struct v0_utask) {
-			.id = i + 1, .payload = (uintptr_t)&pay, .payload_len = 1, .status = 1,
-		};
-	s.tasks = (uintptr_t)old;
-	ASSERT_EQ(0, ioctl(self->fd, V0_SUBMIT, &s)) TH_LOG("submit: %s", strerror(errno));
-	EXPECT_EQ(2, s.accepted);
-	EXPECT_EQ(0, old[0].status);
-	EXPECT_EQ(0, old[1].status);
-	/* Only the first version's bytes are written back. */
-	st.delayed = 0xdead;
-	ASSERT_EQ(0, ioctl(self->fd, V0_STATS, &st)) TH_LOG("stats: %s", strerror(errno));
-	EXPECT_EQ(2, st.accepted);
-	EXPECT_EQ(0xdead, st.delayed);
-	/* And the size says what was written, not what the kernel knows. */
-	EXPECT_EQ(TDISPATCH_STATS_SIZE_VER0, st.size);
+	td_cfg(&create.c, 1, 0);
+	create.c.size = sizeof(create);
+	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_CREATE, &create))
+		TH_LOG("create: %s", strerror(errno));
+	td_task(&ut, &pl, 1, 1);
+	ASSERT_EQ(1, td_submit_vec(self->fd, &ut, 1)) TH_LOG("submit: %s", strerror(errno));
+	stats.st.delayed = 0;
+	ASSERT_EQ(0, ioctl(self->fd, TDISPATCH_IOC_STATS, &stats))
+		TH_LOG("stats: %s", strerror(errno));
+	EXPECT_EQ(1, stats.st.accepted);
+	EXPECT_EQ(sizeof(stats.st), stats.st.size);
+	EXPECT_EQ(0, stats.later);
+	/* A field it does not know, set: E2BIG, and nothing written. */
+	stats.st.size = sizeof(stats);
+	stats.later = 1;
+	stats.st.accepted = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_STATS, &stats));
+	EXPECT_EQ(E2BIG, errno);
+	EXPECT_EQ(0, stats.st.accepted);
 }
 
 TEST_F(user, create_without_events_works_and_has_nothing_to_read)
@@ -137,7 +127,7 @@ static const struct td_mixed {
 /* Submit td_mixed: each task's status as listed, the call itself fine. */
 static void td_submit_mixed(struct __test_metadata *_metadata, int fd)
 {
-	struct tdispatch_utask ut[ARRAY_SIZE(td_mixed)];
+	struct tdispatch_submit_task ut[ARRAY_SIZE(td_mixed)];
 	struct td_pl pl[ARRAY_SIZE(td_mixed)];
 	char *edge = td_edge(_metadata);
 	__u64 before = td_rejected_calls(_metadata, fd);
@@ -175,7 +165,7 @@ TEST_F(user, vectored_submit_reports_each_task)
 	ASSERT_EQ(0, td_take(self->fd, &b, 0, WAIT_NS));
 	ASSERT_EQ(3, b.tk.nr);
 	for (i = 0; i < b.tk.nr; i++) {
-		const struct tdispatch_ltask *t = &b.t[i];
+		const struct tdispatch_lease_task *t = &b.t[i];
 		const struct td_mixed *m;
 		bool same;
 
@@ -204,7 +194,7 @@ TEST_F(user, reused_task_memory_carries_only_the_new_payload)
 {
 	unsigned char older[64], newer[5];
 	struct tdispatch_event ev[TD_NR];
-	struct tdispatch_utask ut[16];
+	struct tdispatch_submit_task ut[16];
 	unsigned int round, got, i, k;
 	struct td_taken b;
 
@@ -216,7 +206,7 @@ TEST_F(user, reused_task_memory_carries_only_the_new_payload)
 		__u32 len = round & 1 ? sizeof(newer) : sizeof(older);
 
 		for (i = 0; i < 16; i++)
-			ut[i] = (struct tdispatch_utask) {
+			ut[i] = (struct tdispatch_submit_task) {
 				.id = round * 16 + i, .payload = uptr(pl), .payload_len = len,
 			};
 		ASSERT_EQ(16, td_submit_vec(self->fd, ut, 16));
@@ -410,7 +400,7 @@ TEST_F(user, permanent_fails_the_batch)
 TEST_F(user, past_deadline_expires_unprocessed)
 {
 	struct tdispatch_stats_user st;
-	struct tdispatch_utask ut[2];
+	struct tdispatch_submit_task ut[2];
 	struct td_pl pl[2];
 	struct td_taken b;
 	__u64 lease;

@@ -8,7 +8,7 @@
  * workloads: hot (ids 0 to 1023, so a newer task replaces a pending one)
  * and cold (every id distinct), each with one producer per CPU and with
  * one producer; then both with a producer per CPU and every task flagged
- * TDISPATCH_UTASK_MERGE (hot-merge, cold-merge); last, both with a producer
+ * TDISPATCH_TASK_MERGE (hot-merge, cold-merge); last, both with a producer
  * per CPU writing its tasks into the file's shared slots (one slot an id,
  * tdl_slot_write()) with a KICK owed at most once per vector's worth of
  * writes instead of a SUBMIT (hot-slots, cold-slots).  processed/s is the
@@ -73,7 +73,7 @@ static const struct workload {
 	const char *name;
 	int hot;
 	int per_cpu;
-	int merge;		/* TDISPATCH_UTASK_MERGE */
+	int merge;		/* TDISPATCH_TASK_MERGE */
 	int slots;		/* shared slots and KICK instead of SUBMIT */
 } workloads[] = {
 	{ "hot", 1, 1, 0, 0 },	/* the target's */
@@ -166,7 +166,7 @@ static int quiescent(int fd, struct tdispatch_stats_user *st)
  * 10 ms at most, and the COMPLETE of what it took: the number of tasks
  * processed, 0 if none came, or -errno.
  */
-static int take_complete(int fd, struct tdispatch_ltask *lt, char *buf, unsigned int max)
+static int take_complete(int fd, struct tdispatch_lease_task *lt, char *buf, unsigned int max)
 {
 	struct tdispatch_take tk = {
 		.size = sizeof(tk), .timeout_ns = SEC / 100,
@@ -191,7 +191,7 @@ static int take_complete(int fd, struct tdispatch_ltask *lt, char *buf, unsigned
  */
 static void *worker(void *arg)
 {
-	static struct tdispatch_ltask lt[BATCH];
+	static struct tdispatch_lease_task lt[BATCH];
 	static char buf[BATCH * 64];
 	struct tdispatch_stats_user st;
 	struct run *r = arg;
@@ -249,7 +249,7 @@ static void *produce(void *arg)
 	struct producer *p = arg;
 	struct run *r = p->r;
 	unsigned long long payload = p->first, c0;
-	struct tdispatch_utask *ut;
+	struct tdispatch_submit_task *ut;
 	unsigned int i, j;
 
 	ut = calloc(r->vec, sizeof(*ut));
@@ -272,11 +272,11 @@ static void *produce(void *arg)
 		for (j = 0; j < s.count; j++) {
 			unsigned long long n = p->first + i + j;
 
-			ut[j] = (struct tdispatch_utask) {
+			ut[j] = (struct tdispatch_submit_task) {
 				.id = r->hot ? n % HOT_IDS : n,
 				.payload = (unsigned long)&payload,
 				.payload_len = sizeof(payload),
-				.flags = r->merge ? TDISPATCH_UTASK_MERGE : 0,
+				.flags = r->merge ? TDISPATCH_TASK_MERGE : 0,
 			};
 		}
 		/* max_input and max_buffer hold every task (MAX_TASKS): nothing is refused. */
@@ -414,7 +414,7 @@ static unsigned long long floor_ns(unsigned int vec)
 		.size = sizeof(c), .max_buffer = 1024, .max_batch = 1, .workers = 1,
 		.max_input = 1024, .lease_ns = 60 * SEC,
 	};
-	static struct tdispatch_utask ut[BATCH];
+	static struct tdispatch_submit_task ut[BATCH];
 	unsigned long long payload = 0, t0;
 	unsigned int i, j;
 	int fd;
@@ -422,7 +422,7 @@ static unsigned long long floor_ns(unsigned int vec)
 	snprintf(c.name, sizeof(c.name), "tdbench-floor");
 	fd = open_dispatcher(&c);
 	for (j = 0; j < vec; j++)
-		ut[j] = (struct tdispatch_utask) {
+		ut[j] = (struct tdispatch_submit_task) {
 			.id = j, .payload = (unsigned long)&payload,
 			.payload_len = sizeof(payload), .flags = 1U << 31,
 		};
@@ -472,7 +472,7 @@ struct taker {
 
 static void *taker(void *arg)
 {
-	struct tdispatch_ltask lt[TAKERS_BATCH];
+	struct tdispatch_lease_task lt[TAKERS_BATCH];
 	char buf[TAKERS_BATCH * 64];
 	struct tdispatch_stats_user st;
 	struct taker *k = arg;
@@ -507,7 +507,7 @@ static unsigned long long takers_once(unsigned int n, unsigned long long *least,
 		.size = sizeof(c), .max_buffer = TAKERS_TASKS, .max_batch = TAKERS_BATCH,
 		.workers = MAX_TAKERS, .max_input = TAKERS_TASKS, .lease_ns = 60 * SEC,
 	};
-	struct tdispatch_utask ut[TAKERS_BATCH];
+	struct tdispatch_submit_task ut[TAKERS_BATCH];
 	unsigned long long cpu = 0, batches = 0, taken = 0, lo = ~0ULL, hi = 0, pl = 0;
 	struct taker k[MAX_TAKERS] = { };
 	struct tdispatch_stats_user st;
@@ -529,7 +529,7 @@ static unsigned long long takers_once(unsigned int n, unsigned long long *least,
 		};
 
 		for (j = 0; j < TAKERS_BATCH; j++)
-			ut[j] = (struct tdispatch_utask) {
+			ut[j] = (struct tdispatch_submit_task) {
 				.id = i + j, .payload = (unsigned long)&pl,
 				.payload_len = sizeof(pl),
 			};

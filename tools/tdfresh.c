@@ -21,7 +21,7 @@
  *              KICK once a tick if a write owed one, and two consumer
  *              threads in TAKE/COMPLETE
  *   merge      a SUBMIT a tick of the tick's changes, each flagged
- *              TDISPATCH_UTASK_MERGE, and the same consumers
+ *              TDISPATCH_TASK_MERGE, and the same consumers
  *   redis      Debian's redis-server, started for the run on a Unix
  *              socket (sharing the CPUs), as an RQ or Celery user runs
  *              it: a change is a script (EVALSHA) that puts the newest
@@ -466,7 +466,7 @@ static void *coalescer_consumer(void *arg)
 
 static void *tdispatch_consumer(void *arg)
 {
-	struct tdispatch_ltask lt[BATCH];
+	struct tdispatch_lease_task lt[BATCH];
 	char buf[BATCH * 64];
 	uint64_t ver;
 	unsigned int i;
@@ -505,7 +505,7 @@ struct producer {
 	unsigned int index;
 	unsigned long long rate, accepted;
 	uint64_t rng;
-	struct tdispatch_utask ut[TDISPATCH_SUBMIT_MAX];
+	struct tdispatch_submit_task ut[TDISPATCH_SUBMIT_MAX];
 	uint64_t pl[TDISPATCH_SUBMIT_MAX];
 	unsigned int nut;
 	struct conn *redis;
@@ -593,9 +593,9 @@ static int change(struct producer *p, unsigned long long k)
 	}
 	case M_MERGE:
 		p->pl[p->nut] = ver;
-		p->ut[p->nut] = (struct tdispatch_utask) {
+		p->ut[p->nut] = (struct tdispatch_submit_task) {
 			.id = id, .payload = (uintptr_t)&p->pl[p->nut],
-			.payload_len = sizeof(ver), .flags = TDISPATCH_UTASK_MERGE,
+			.payload_len = sizeof(ver), .flags = TDISPATCH_TASK_MERGE,
 		};
 		if (++p->nut == ARRAY_SIZE(p->ut))
 			flush_merges(p);

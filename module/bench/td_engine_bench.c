@@ -10,7 +10,7 @@
  * consumer reads the object's version (or, for the allocating variants,
  * the payload it was handed) when it processes it.
  *
- * Variants, all with the same window (none: work is released at once) and
+ * Variants, all with the same window (none: a batch is cut at once) and
  * the same priority (a SCHED_FIFO-free producer, WQ_HIGHPRI workers):
  *
  *   td-item     a struct tdispatch_item embedded in each object,
@@ -293,7 +293,7 @@ static enum tdispatch_result td_process(struct tdispatch *d, struct tdispatch_ba
 				       ktime_to_ns(tdispatch_task_submitted(t)));
 		}
 	}
-	return TDISPATCH_SUCCESS;
+	return TDISPATCH_RESULT_SUCCESS;
 }
 
 static void td_release(struct tdispatch *d, struct tdispatch_task *t,
@@ -301,9 +301,9 @@ static void td_release(struct tdispatch *d, struct tdispatch_task *t,
 {
 	if (!tdispatch_priv(d))
 		return;
-	if (outcome == TDISPATCH_OVERRIDDEN)
+	if (outcome == TDISPATCH_OUTCOME_OVERRIDDEN)
 		atomic64_inc(&replaced);
-	else if (outcome != TDISPATCH_DONE)
+	else if (outcome != TDISPATCH_OUTCOME_DONE)
 		atomic64_inc(&lost);
 	kmem_cache_free(payload_cache, tdispatch_task_payload(t));
 }

@@ -31,7 +31,7 @@ static enum tdispatch_result demo_process(struct tdispatch *d, struct tdispatch_
 
 	/* Every fifth batch finds the device busy: retried after a hold-off. */
 	if (!(atomic_inc_return(&demo_batches) % 5))
-		return TDISPATCH_CONGESTION;
+		return TDISPATCH_RESULT_CONGESTION;
 	for (i = 0; i < b->nr; i++) {
 		struct tdispatch_task *t = tdispatch_batch_task(b, i);
 
@@ -39,7 +39,7 @@ static enum tdispatch_result demo_process(struct tdispatch *d, struct tdispatch_
 			   (unsigned long)tdispatch_task_payload(t));
 	}
 	usleep_range(2000, 3000);	/* talking to the device */
-	return TDISPATCH_SUCCESS;
+	return TDISPATCH_RESULT_SUCCESS;
 }
 
 static void demo_release(struct tdispatch *d, struct tdispatch_task *t,
@@ -73,7 +73,7 @@ static enum tdispatch_result demo_item_process(struct tdispatch *d, struct tdisp
 		atomic_set(&demo_last[s - demo_sensors], atomic_long_read(&s->reading));
 	}
 	usleep_range(2000, 3000);
-	return TDISPATCH_SUCCESS;
+	return TDISPATCH_RESULT_SUCCESS;
 }
 
 static const struct tdispatch_ops demo_item_ops = {
@@ -116,7 +116,7 @@ static void demo_report(struct tdispatch *d, const char *when)
 	pr_info("%s: done %llu overridden %llu dropped %llu expired %llu failed %llu cancelled %llu\n",
 		when, st.done, st.overridden, st.dropped, st.expired, st.failed, st.cancelled);
 	pr_info("%s: batches %llu congested %llu retries %llu holdoffs %llu\n", when,
-		st.batches, st.results[TDISPATCH_CONGESTION], st.retries, st.holdoffs);
+		st.batches, st.results[TDISPATCH_RESULT_CONGESTION], st.retries, st.holdoffs);
 }
 
 static const struct tdispatch_config demo_cfg = {

@@ -60,7 +60,7 @@ static void td_test_periodic_due(struct kunit *test)
 	/* Running, not timed out: nothing until the timeout. */
 	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, TD_T0 + TD_TIMEOUT - 1),
 			TD_PERIODIC_NONE);
-	td_periodic_ended(&pr, TDISPATCH_SUCCESS, TD_T0 + 100);
+	td_periodic_ended(&pr, TDISPATCH_RESULT_SUCCESS, TD_T0 + 100);
 	KUNIT_EXPECT_FALSE(test, pr.running);
 	KUNIT_EXPECT_EQ(test, pr.next, TD_T0 + 100 + TD_P);
 	td_expect_run_at(test, &pr, TD_T0 + 100 + TD_P);
@@ -88,14 +88,14 @@ static void td_test_periodic_timeout_backoff(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, pr.next, start);
 		KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), start);
 		/* Ending late counts nothing more and changes nothing. */
-		td_periodic_ended(&pr, i % 2 ? TDISPATCH_SUCCESS : TDISPATCH_CONGESTION,
-				  timeout + 1);
+		td_periodic_ended(&pr, i % 2 ? TDISPATCH_RESULT_SUCCESS :
+				  TDISPATCH_RESULT_CONGESTION, timeout + 1);
 		KUNIT_EXPECT_FALSE(test, pr.running);
 		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i + 1]);
 		KUNIT_EXPECT_EQ(test, pr.next, start);
 	}
 	td_expect_run_at(test, &pr, start);
-	td_periodic_ended(&pr, TDISPATCH_SUCCESS, start + 10);
+	td_periodic_ended(&pr, TDISPATCH_RESULT_SUCCESS, start + 10);
 	KUNIT_EXPECT_EQ(test, pr.interval_ns, TD_P);
 	KUNIT_EXPECT_EQ(test, pr.next, start + 10 + TD_P);
 	td_expect_counts(test, &pr, (struct td_periodic_counts){
@@ -109,14 +109,14 @@ static void td_test_periodic_results(struct kunit *test)
 		int result;
 		u64 interval;
 	} steps[] = {
-		{ TDISPATCH_CONGESTION, 2 * TD_P },
-		{ TDISPATCH_TRANSIENT, 4 * TD_P },
-		{ TDISPATCH_PERMANENT, 4 * TD_P },
+		{ TDISPATCH_RESULT_CONGESTION, 2 * TD_P },
+		{ TDISPATCH_RESULT_TRANSIENT, 4 * TD_P },
+		{ TDISPATCH_RESULT_PERMANENT, 4 * TD_P },
 		{ -1, 4 * TD_P },
-		{ TDISPATCH_TRANSIENT, 8 * TD_P },
-		{ TDISPATCH_CONGESTION, 8 * TD_P },
-		{ TDISPATCH_SUCCESS, TD_P },
-		{ TDISPATCH_PERMANENT, TD_P },
+		{ TDISPATCH_RESULT_TRANSIENT, 8 * TD_P },
+		{ TDISPATCH_RESULT_CONGESTION, 8 * TD_P },
+		{ TDISPATCH_RESULT_SUCCESS, TD_P },
+		{ TDISPATCH_RESULT_PERMANENT, TD_P },
 	};
 	struct td_periodic pr;
 	ktime_t start = TD_T0;
@@ -146,12 +146,12 @@ static void td_test_periodic_cap(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(intervals); i++) {
 		KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, td_periodic_when(&pr)),
 				TD_PERIODIC_RUN);
-		td_periodic_ended(&pr, TDISPATCH_TRANSIENT, pr.run_deadline - 1);
+		td_periodic_ended(&pr, TDISPATCH_RESULT_TRANSIENT, pr.run_deadline - 1);
 		KUNIT_EXPECT_EQ(test, pr.interval_ns, intervals[i]);
 	}
 	td_periodic_init(&pr, 1, TD_P, TD_TIMEOUT, 1, NULL, TD_T0);
 	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, TD_T0), TD_PERIODIC_RUN);
-	td_periodic_ended(&pr, TDISPATCH_CONGESTION, TD_T0 + 1);
+	td_periodic_ended(&pr, TDISPATCH_RESULT_CONGESTION, TD_T0 + 1);
 	KUNIT_EXPECT_EQ(test, pr.interval_ns, TD_P);
 	/* Near the top of ktime_t: no overflow, and times saturate. */
 	KUNIT_ASSERT_TRUE(test, td_periodic_valid(huge, U64_MAX, 4));
@@ -161,7 +161,7 @@ static void td_test_periodic_cap(struct kunit *test)
 
 		KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, at), TD_PERIODIC_RUN);
 		KUNIT_EXPECT_EQ(test, pr.run_deadline, KTIME_MAX);
-		td_periodic_ended(&pr, TDISPATCH_CONGESTION, at);
+		td_periodic_ended(&pr, TDISPATCH_RESULT_CONGESTION, at);
 	}
 	KUNIT_EXPECT_EQ(test, pr.interval_ns, 4 * huge);
 	KUNIT_EXPECT_EQ(test, pr.next, KTIME_MAX);
@@ -190,7 +190,7 @@ static void td_test_periodic_skipped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, td_periodic_tick(&pr, due + 2 * TD_P + 5), TD_PERIODIC_NONE);
 	KUNIT_EXPECT_EQ(test, pr.skipped, 2);
 	KUNIT_EXPECT_EQ(test, td_periodic_when(&pr), due + 4 * TD_P + 5);
-	td_periodic_ended(&pr, TDISPATCH_SUCCESS, due + 3 * TD_P);
+	td_periodic_ended(&pr, TDISPATCH_RESULT_SUCCESS, due + 3 * TD_P);
 	KUNIT_EXPECT_EQ(test, pr.interval_ns, 2 * TD_P);
 	td_expect_run_at(test, &pr, due + 4 * TD_P + 5);
 	td_expect_counts(test, &pr, (struct td_periodic_counts){

@@ -109,7 +109,7 @@ struct recorder {
 static enum tdispatch_result rec_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
 	struct recorder *r = tdispatch_priv(d);
-	enum tdispatch_result res = TDISPATCH_SUCCESS;
+	enum tdispatch_result res = TDISPATCH_RESULT_SUCCESS;
 	unsigned int i, nth;
 	int running;
 	ktime_t start = ktime_get();
@@ -272,13 +272,14 @@ static void rec_finish(struct tcase *t, struct recorder *r,
 	T_EXPECT_EQ(t, ret, 0);
 	/* After destroy nothing is queued, pending or in flight any more. */
 	T_EXPECT_EQ(t, r->released, st.accepted);
-	T_EXPECT(t, r->outcome[TDISPATCH_DONE] >= st.done);
-	T_EXPECT(t, r->outcome[TDISPATCH_FAILED] + r->outcome[TDISPATCH_EXHAUSTED] >= st.failed);
-	T_EXPECT(t, r->outcome[TDISPATCH_EXHAUSTED] >= st.exhausted);
-	T_EXPECT(t, r->outcome[TDISPATCH_OVERRIDDEN] >= st.overridden);
-	T_EXPECT(t, r->outcome[TDISPATCH_EXPIRED] >= st.expired);
-	T_EXPECT(t, r->outcome[TDISPATCH_DROPPED] >= st.dropped);
-	T_EXPECT(t, r->outcome[TDISPATCH_CANCELLED] >= st.cancelled);
+	T_EXPECT(t, r->outcome[TDISPATCH_OUTCOME_DONE] >= st.done);
+	T_EXPECT(t, r->outcome[TDISPATCH_OUTCOME_FAILED] +
+		    r->outcome[TDISPATCH_OUTCOME_EXHAUSTED] >= st.failed);
+	T_EXPECT(t, r->outcome[TDISPATCH_OUTCOME_EXHAUSTED] >= st.exhausted);
+	T_EXPECT(t, r->outcome[TDISPATCH_OUTCOME_OVERRIDDEN] >= st.overridden);
+	T_EXPECT(t, r->outcome[TDISPATCH_OUTCOME_EXPIRED] >= st.expired);
+	T_EXPECT(t, r->outcome[TDISPATCH_OUTCOME_DROPPED] >= st.dropped);
+	T_EXPECT(t, r->outcome[TDISPATCH_OUTCOME_CANCELLED] >= st.cancelled);
 	T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
 	rec_free(r);
 }

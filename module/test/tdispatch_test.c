@@ -56,7 +56,7 @@ static void test_single_item_mode(struct tcase *t)
 			T_EXPECT_EQ(t, r->rec[i].nr, 1);
 			T_EXPECT_EQ(t, r->payload_of[i], 100 + i);
 		}
-		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_DONE), 5);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_DONE), 5);
 	}
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
@@ -106,8 +106,8 @@ static void test_newer_task_overrides_older(struct tcase *t)
 	/* The newer payload won, in the older one's place in line. */
 	T_EXPECT_EQ(t, r->rec[0].first_id, 7);
 	T_EXPECT_EQ(t, r->payload_of[7], 3);
-	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OVERRIDDEN], 1);
-	T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 2);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_OVERRIDDEN], 1);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 2);
 	rec_free(r);
 }
 
@@ -115,7 +115,7 @@ static enum tdispatch_result transient_first(struct recorder *r,
 					     struct tdispatch_batch *b,
 					     unsigned int nth)
 {
-	return nth == 0 ? TDISPATCH_TRANSIENT : TDISPATCH_SUCCESS;
+	return nth == 0 ? TDISPATCH_RESULT_TRANSIENT : TDISPATCH_RESULT_SUCCESS;
 }
 
 static void test_retried_task_goes_first(struct tcase *t)
@@ -161,7 +161,7 @@ static void test_oldest_dropped_on_overflow(struct tcase *t)
 	td_sync(t, r);
 	/* The acceptor may have dropped it and be releasing it right now. */
 	rec_wait_released(t, r, 1);
-	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_DROPPED), 1);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_DROPPED), 1);
 	complete(&r->gate);
 	if (rec_wait_released(t, r, 5)) {
 		T_EXPECT_EQ(t, r->nr_rec, 4);
@@ -184,7 +184,7 @@ static void test_tasks_within_max_delay_share_a_batch(struct tcase *t)
 		return;
 	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
 	T_EXPECT_EQ(t, submit(r, 2, 2), 0);
-	/* Released by age, not by size or destroy. */
+	/* Cut by age, not by size or destroy. */
 	if (rec_wait_released(t, r, 2)) {
 		T_EXPECT_EQ(t, r->nr_rec, 1);
 		T_EXPECT_EQ(t, r->rec[0].nr, 2);
@@ -211,13 +211,13 @@ static void test_expired_tasks_are_not_processed(struct tcase *t)
 	T_EXPECT_EQ(t, submit(r, 3, 3), 0);
 	td_sync(t, r);
 	rec_wait_released(t, r, 1);
-	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_EXPIRED), 1);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_EXPIRED), 1);
 	/* Waiting for time itself to pass: there is no other event. */
 	while (ktime_before(ktime_get(), soon))
 		usleep_range(2000, 5000);
 	complete(&r->gate);
 	if (rec_wait_released(t, r, 4)) {
-		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_EXPIRED), 2);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_EXPIRED), 2);
 		T_EXPECT_EQ(t, r->nr_rec, 2);
 		T_EXPECT_EQ(t, r->payload_of[1] + r->payload_of[2], 0);
 		T_EXPECT_EQ(t, r->payload_of[3], 3);
@@ -263,13 +263,13 @@ static void test_cancel(struct tcase *t)
 	gate_wait_entered(t, r);
 	T_EXPECT_EQ(t, submit(r, 5, 5), 0);
 	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 5), 0);
-	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_CANCELLED), 1);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_CANCELLED), 1);
 	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 5), -ENOENT);
 	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 100), -EBUSY);
 	/* A newer 100 waits behind the running one and can be cancelled. */
 	T_EXPECT_EQ(t, submit(r, 100, 101), 0);
 	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 100), 0);
-	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_CANCELLED), 2);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_CANCELLED), 2);
 	complete(&r->gate);
 	if (rec_wait_released(t, r, 3)) {
 		T_EXPECT_EQ(t, r->nr_rec, 1);
@@ -284,7 +284,7 @@ static enum tdispatch_result first_result(struct recorder *r,
 					  unsigned int nth)
 {
 	return nth == 0 ? (enum tdispatch_result)tdispatch_task_id(b->tasks[0]) :
-			  TDISPATCH_SUCCESS;
+			  TDISPATCH_RESULT_SUCCESS;
 }
 
 /* After @result the next batch starts no sooner than @delay_ms later. */
@@ -326,19 +326,19 @@ static void check_holdoff(struct tcase *t, enum tdispatch_result result,
 
 static void test_shaper_holds_off_after_congestion(struct tcase *t)
 {
-	check_holdoff(t, TDISPATCH_CONGESTION, 300);
+	check_holdoff(t, TDISPATCH_RESULT_CONGESTION, 300);
 }
 
 static void test_shaper_holds_off_after_transient(struct tcase *t)
 {
-	check_holdoff(t, TDISPATCH_TRANSIENT, 150);
+	check_holdoff(t, TDISPATCH_RESULT_TRANSIENT, 150);
 }
 
 static enum tdispatch_result permanent_always(struct recorder *r,
 					      struct tdispatch_batch *b,
 					      unsigned int nth)
 {
-	return TDISPATCH_PERMANENT;
+	return TDISPATCH_RESULT_PERMANENT;
 }
 
 static void test_permanent_failure_is_dropped(struct tcase *t)
@@ -351,7 +351,7 @@ static void test_permanent_failure_is_dropped(struct tcase *t)
 	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
 	if (rec_wait_released(t, r, 1)) {
 		T_EXPECT_EQ(t, r->nr_rec, 1);
-		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_FAILED), 1);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_FAILED), 1);
 	}
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
@@ -372,7 +372,7 @@ static void test_destroy_drain_processes_everything(struct tcase *t)
 		T_EXPECT_EQ(t, submit(r, i, i + 1), 0);
 	/* Some are in flight, the rest pending: all must be done. */
 	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
-	T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 20);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 20);
 	T_EXPECT_EQ(t, r->released, 20);
 	rec_free(r);
 }
@@ -390,8 +390,9 @@ static void test_destroy_discard_cancels_pending(struct tcase *t)
 	/* The running batch finishes; everything behind it is cancelled. */
 	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DISCARD, 0), 0);
 	T_EXPECT_EQ(t, r->released, 10);
-	T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE] + r->outcome[TDISPATCH_CANCELLED], 10);
-	T_EXPECT(t, r->outcome[TDISPATCH_CANCELLED] >= 5);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE] +
+		       r->outcome[TDISPATCH_OUTCOME_CANCELLED], 10);
+	T_EXPECT(t, r->outcome[TDISPATCH_OUTCOME_CANCELLED] >= 5);
 	rec_free(r);
 }
 
@@ -410,7 +411,7 @@ static void test_destroy_drain_times_out(struct tcase *t)
 	/* The retry is held off for 30 s; the drain gives up after 100 ms. */
 	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, msecs_to_jiffies(100)),
 		    -ETIMEDOUT);
-	T_EXPECT_EQ(t, r->outcome[TDISPATCH_CANCELLED], 1);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_CANCELLED], 1);
 	T_EXPECT_EQ(t, r->released, 1);
 	rec_free(r);
 }
@@ -752,7 +753,7 @@ static void item_finish(struct tcase *t, struct recorder *r, unsigned int merged
 	check_stats(t, &st);
 	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
 	T_EXPECT_EQ(t, r->released + merged, st.accepted);
-	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_DONE), done);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_DONE), done);
 	T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
 	rec_free(r);
 }
@@ -787,7 +788,7 @@ static void test_item_submitted_while_processed_runs_again(struct tcase *t)
 	if (rec_wait_released(t, r, 2)) {
 		T_EXPECT_EQ(t, r->nr_rec, 2);
 		T_EXPECT_EQ(t, r->rec[1].first_id, 7);
-		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_DONE), 2);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_DONE), 2);
 		tdispatch_get_stats(r->d, &st);
 		check_stats(t, &st);
 		T_EXPECT_EQ(t, st.done, 2);
@@ -828,8 +829,8 @@ static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
 	T_EXPECT_EQ(t, st.accepted, 49);
 	T_EXPECT_EQ(t, st.overridden, 33);
 	T_EXPECT_EQ(t, st.pending, 16);
-	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OVERRIDDEN), 1);
-	/* Released as overridden, it is free and may go again: it merges no more. */
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_OVERRIDDEN), 1);
+	/* Ended as overridden, it is free and may go again: it merges no more. */
 	T_EXPECT_EQ(t, READ_ONCE(it[3].task.item_state), 0);
 	item_finish(t, r, 32, 16);
 	for (i = 0; i < 16; i++)
@@ -861,9 +862,9 @@ static void test_out_of_range_result_is_a_counted_failure(struct tcase *t)
 		tdispatch_get_stats(r->d, &st);
 		check_stats(t, &st);
 		T_EXPECT_EQ(t, r->nr_rec, 2);
-		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_FAILED), 2);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_FAILED), 2);
 		T_EXPECT_EQ(t, st.bad_results, 2);
-		T_EXPECT_EQ(t, st.results[TDISPATCH_PERMANENT], 2);
+		T_EXPECT_EQ(t, st.results[TDISPATCH_RESULT_PERMANENT], 2);
 		T_EXPECT_EQ(t, st.redelivered, 0);
 		T_EXPECT_EQ(t, st.retries, 0);
 	}
@@ -877,12 +878,12 @@ static enum tdispatch_result random_result(struct recorder *r,
 	u32 x = get_random_u32_below(100);
 
 	if (x < 70)
-		return TDISPATCH_SUCCESS;
+		return TDISPATCH_RESULT_SUCCESS;
 	if (x < 80)
-		return TDISPATCH_CONGESTION;
+		return TDISPATCH_RESULT_CONGESTION;
 	if (x < 90)
-		return TDISPATCH_TRANSIENT;
-	return TDISPATCH_PERMANENT;
+		return TDISPATCH_RESULT_TRANSIENT;
+	return TDISPATCH_RESULT_PERMANENT;
 }
 
 static void test_per_id_exclusion_under_concurrency(struct tcase *t)
@@ -993,15 +994,15 @@ static enum tdispatch_result mark_some(struct recorder *r, struct tdispatch_batc
 				       unsigned int nth)
 {
 	if (b->nr != 4)
-		return TDISPATCH_SUCCESS;
-	tdispatch_batch_set_result(b, 1, TDISPATCH_CONGESTION);
-	tdispatch_batch_set_result(b, 1, TDISPATCH_TRANSIENT);
-	tdispatch_batch_set_result(b, 2, TDISPATCH_PERMANENT);
-	if (tdispatch_batch_set_result(b, 4, TDISPATCH_PERMANENT) == -EINVAL)
+		return TDISPATCH_RESULT_SUCCESS;
+	tdispatch_batch_set_result(b, 1, TDISPATCH_RESULT_CONGESTION);
+	tdispatch_batch_set_result(b, 1, TDISPATCH_RESULT_TRANSIENT);
+	tdispatch_batch_set_result(b, 2, TDISPATCH_RESULT_PERMANENT);
+	if (tdispatch_batch_set_result(b, 4, TDISPATCH_RESULT_PERMANENT) == -EINVAL)
 		atomic_inc(&bad_marks);
 	if (tdispatch_batch_set_result(b, 0, TDISPATCH_NR_RESULTS) == -EINVAL)
 		atomic_inc(&bad_marks);
-	return TDISPATCH_SUCCESS;
+	return TDISPATCH_RESULT_SUCCESS;
 }
 
 static void test_per_task_results_retry_only_what_failed(struct tcase *t)
@@ -1034,14 +1035,14 @@ static void test_per_task_results_retry_only_what_failed(struct tcase *t)
 		T_EXPECT_EQ(t, r->rec[2].nr, 1);
 		T_EXPECT_EQ(t, r->rec[2].first_id, 2);
 		T_EXPECT_EQ(t, r->rec[2].first_attempts, 1);
-		T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 4);
-		T_EXPECT_EQ(t, r->outcome[TDISPATCH_FAILED], 1);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 4);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_FAILED], 1);
 		T_EXPECT_EQ(t, atomic_read(&bad_marks), 2);
 		tdispatch_get_stats(r->d, &st);
 		T_EXPECT_EQ(t, st.retries, 1);
 		T_EXPECT_EQ(t, st.failed, 1);
 		/* The batch said SUCCESS; the shaper heard its worst task. */
-		T_EXPECT_EQ(t, st.results[TDISPATCH_SUCCESS], 3);
+		T_EXPECT_EQ(t, st.results[TDISPATCH_RESULT_SUCCESS], 3);
 		T_EXPECT_EQ(t, st.holdoffs, 1);
 		T_EXPECT(t, ktime_ms_delta(r->rec[2].start, r->rec[1].end) >= 100);
 	}
@@ -1051,7 +1052,7 @@ static void test_per_task_results_retry_only_what_failed(struct tcase *t)
 static enum tdispatch_result transient_always(struct recorder *r, struct tdispatch_batch *b,
 					      unsigned int nth)
 {
-	return TDISPATCH_TRANSIENT;
+	return TDISPATCH_RESULT_TRANSIENT;
 }
 
 static void test_max_attempts_end_exhausted(struct tcase *t)
@@ -1068,13 +1069,13 @@ static void test_max_attempts_end_exhausted(struct tcase *t)
 	if (!r)
 		return;
 	r->decide = transient_always;
-	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 2, NULL, &bad, GFP_KERNEL), -EINVAL);
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 2, NULL, &bad, GFP_KERNEL), -EINVAL);
 	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
-	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 2, (void *)2, &once, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 2, (void *)2, &once, GFP_KERNEL), 0);
 	if (rec_wait_released(t, r, 2)) {
 		/* Three attempts of id 1, one of id 2. */
 		T_EXPECT_EQ(t, r->nr_rec, 4);
-		T_EXPECT_EQ(t, r->outcome[TDISPATCH_EXHAUSTED], 2);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_EXHAUSTED], 2);
 		tdispatch_get_stats(r->d, &st);
 		T_EXPECT_EQ(t, st.exhausted, 2);
 		T_EXPECT_EQ(t, st.failed, 2);
@@ -1084,10 +1085,10 @@ static void test_max_attempts_end_exhausted(struct tcase *t)
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
 
-/* tdispatch_release_key() lets watchers in 256 at a time. */
+/* tdispatch_expedite_key() lets watchers in 256 at a time. */
 #define TD_MANY_WATCHERS	600
 
-static void test_release_lets_a_delayed_task_in(struct tcase *t)
+static void test_expedite_lets_a_delayed_task_in(struct tcase *t)
 {
 	struct tdispatch_submit_opts watch = { .watch = true, .watch_key = 9 };
 	struct tdispatch_config cfg = base_cfg;
@@ -1102,46 +1103,46 @@ static void test_release_lets_a_delayed_task_in(struct tcase *t)
 		return;
 	later = ktime_add_ns(ktime_get(), 60 * NSEC_PER_SEC);
 	T_EXPECT_EQ(t, tdispatch_submit_delayed(r->d, 5, (void *)5, later, 0, GFP_KERNEL), 0);
-	T_EXPECT_EQ(t, tdispatch_release(r->d, 6), -ENOENT);
-	T_EXPECT_EQ(t, tdispatch_release(r->d, 5), 0);
+	T_EXPECT_EQ(t, tdispatch_expedite(r->d, 6), -ENOENT);
+	T_EXPECT_EQ(t, tdispatch_expedite(r->d, 5), 0);
 	if (rec_wait_released(t, r, 1)) {
-		T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 1);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 1);
 		T_EXPECT_EQ(t, r->payload_of[5], 5);
 	}
-	T_EXPECT_EQ(t, tdispatch_release(r->d, 5), -ENOENT);
+	T_EXPECT_EQ(t, tdispatch_expedite(r->d, 5), -ENOENT);
 	tdispatch_get_stats(r->d, &st);
-	T_EXPECT_EQ(t, st.released, 1);
+	T_EXPECT_EQ(t, st.expedited, 1);
 	T_EXPECT_EQ(t, st.delayed, 0);
 
 	/* Two tasks watch key 9 (one of them due at once, so not really). */
 	watch.not_before = later;
-	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 6, (void *)6, &watch, GFP_KERNEL), 0);
-	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 7, (void *)7, &watch, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 6, (void *)6, &watch, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 7, (void *)7, &watch, GFP_KERNEL), 0);
 	watch.not_before = 0;
-	T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 8, (void *)8, &watch, GFP_KERNEL), 0);
-	T_EXPECT_EQ(t, tdispatch_release_key(r->d, 10), -ENOENT);
-	T_EXPECT_EQ(t, tdispatch_release_key(r->d, 9), 2);
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 8, (void *)8, &watch, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_expedite_key(r->d, 10), -ENOENT);
+	T_EXPECT_EQ(t, tdispatch_expedite_key(r->d, 9), 2);
 	if (rec_wait_released(t, r, 4))
-		T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 4);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 4);
 	tdispatch_get_stats(r->d, &st);
-	T_EXPECT_EQ(t, st.released, 3);
-	T_EXPECT_EQ(t, st.key_releases, 1);
+	T_EXPECT_EQ(t, st.expedited, 3);
+	T_EXPECT_EQ(t, st.key_expedites, 1);
 
 	/*
-	 * More watchers than one chunk of the release, most of them still on
+	 * More watchers than one chunk of the expedite, most of them still on
 	 * the input lists: one call lets every one in, counted once.
 	 */
 	watch.watch_key = 11;
 	watch.not_before = later;
 	for (i = 0; i < TD_MANY_WATCHERS; i++)
-		T_EXPECT_EQ(t, tdispatch_submit_opts(r->d, 100 + i, (void *)1, &watch,
+		T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 100 + i, (void *)1, &watch,
 						     GFP_KERNEL), 0);
-	T_EXPECT_EQ(t, tdispatch_release_key(r->d, 11), TD_MANY_WATCHERS);
+	T_EXPECT_EQ(t, tdispatch_expedite_key(r->d, 11), TD_MANY_WATCHERS);
 	if (rec_wait_released(t, r, 4 + TD_MANY_WATCHERS))
-		T_EXPECT_EQ(t, r->outcome[TDISPATCH_DONE], 4 + TD_MANY_WATCHERS);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 4 + TD_MANY_WATCHERS);
 	tdispatch_get_stats(r->d, &st);
-	T_EXPECT_EQ(t, st.released, 3 + TD_MANY_WATCHERS);
-	T_EXPECT_EQ(t, st.key_releases, 2);
+	T_EXPECT_EQ(t, st.expedited, 3 + TD_MANY_WATCHERS);
+	T_EXPECT_EQ(t, st.key_expedites, 2);
 	T_EXPECT_EQ(t, st.delayed, 0);
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
@@ -1187,7 +1188,7 @@ static void test_rate_limit_paces_batches(struct tcase *t)
 	td_sync(t, r);
 	T_EXPECT_EQ(t, tdispatch_set_rate(r->d, 0, 0), 0);
 	if (rec_wait_released(t, r, 46)) {
-		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OVERRIDDEN], 4);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_OVERRIDDEN], 4);
 		T_EXPECT_EQ(t, r->payload_of[100], 104);
 	}
 	tdispatch_get_stats(r->d, &st);
@@ -1247,7 +1248,7 @@ static const struct td_case cases[] = {
 	CASE(per_id_exclusion_under_concurrency),
 	CASE(per_task_results_retry_only_what_failed),
 	CASE(max_attempts_end_exhausted),
-	CASE(release_lets_a_delayed_task_in),
+	CASE(expedite_lets_a_delayed_task_in),
 	CASE(rate_limit_paces_batches),
 	CASE(stress_million_tasks),
 	CASE(stress_million_tasks_under_faults),

@@ -149,7 +149,7 @@ static void test_newer_task_overrides_waiting_delayed(struct tcase *t)
 	T_EXPECT_EQ(t, submit_at(r, 6, 3, ktime_add_ns(ktime_get(), 3600 * NSEC_PER_SEC)), 0);
 	T_EXPECT_EQ(t, submit(r, 6, 4), 0);
 	rec_wait_released(t, r, 4);
-	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OVERRIDDEN), 2);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_OVERRIDDEN), 2);
 	T_EXPECT_EQ(t, r->payload_of[5], 2);
 	T_EXPECT_EQ(t, r->payload_of[6], 4);
 	T_EXPECT(t, rec_find(r, 5) && !ktime_before(rec_find(r, 5)->start, soon));
@@ -173,7 +173,7 @@ static void test_cancel_waiting_delayed(struct tcase *t)
 	check_stats(t, &st);
 	T_EXPECT_EQ(t, st.cancelled, 1);
 	T_EXPECT_EQ(t, st.delayed, 0);
-	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_CANCELLED), 1);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_CANCELLED), 1);
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
 
@@ -297,7 +297,7 @@ static enum tdispatch_result slow_then_fast(struct recorder *r, struct tdispatch
 {
 	if (tdispatch_task_id(b->tasks[0]) == PERIODIC_ID && nth < runs.slow)
 		msleep(runs.slow_ms);
-	return TDISPATCH_SUCCESS;
+	return TDISPATCH_RESULT_SUCCESS;
 }
 
 static struct recorder *periodic_start(struct tcase *t, unsigned int slow,

@@ -39,7 +39,7 @@ static bool published, live;
 
 static enum tdispatch_result td_drv_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
-	return TDISPATCH_SUCCESS;
+	return TDISPATCH_RESULT_SUCCESS;
 }
 
 static void td_drv_release(struct tdispatch *d, struct tdispatch_task *t,

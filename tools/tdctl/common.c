@@ -190,25 +190,6 @@ struct tdl *td_lib(int fd, const char *what)
 	return &t;
 }
 
-/*
- * Whether the module predates delayed tasks, whose CREATE, SUBMIT and
- * STATS have only their first, smaller numbers and structs (ioc_ver0()).
- * If it does not answer VERSION, the call itself will say what is wrong.
- */
-bool ver0_module(int fd)
-{
-	struct tdl *t = td_lib(fd, NULL);
-
-	return t && !(t->features & TDISPATCH_FEAT_DELAYED);
-}
-
-/* Ioctl @req as numbered for a struct of @size bytes. */
-unsigned long ioc_ver0(unsigned long req, __u32 size)
-{
-	return (req & ~((unsigned long)_IOC_SIZEMASK << _IOC_SIZESHIFT)) |
-	       (unsigned long)size << _IOC_SIZESHIFT;
-}
-
 /* The counters, in the struct the module knows (libtdispatch sees to it). */
 int get_stats(int fd, struct tdispatch_stats_user *s)
 {

@@ -71,7 +71,6 @@ int cmd_create(int argc, char **argv)
 	};
 	int first = parse_opts(argc, argv, opts);
 	struct tdispatch_create c = { .size = sizeof(c) };
-	bool ver0;
 	int fd;
 
 	if (strlen(name) >= sizeof(c.name))
@@ -101,21 +100,15 @@ int cmd_create(int argc, char **argv)
 		return 1;
 	if (need_feature(fd, TDISPATCH_FEAT_USER, "userspace dispatchers"))
 		goto fail;
-	/* A module without delayed tasks takes the first version of the struct. */
-	ver0 = ver0_module(fd);
-	if (ver0 && max_delayed != UINT64_MAX && max_delayed) {
-		need_feature(fd, TDISPATCH_FEAT_DELAYED, "delayed tasks (--max-delayed)");
+	if (max_delayed != UINT64_MAX && max_delayed &&
+	    need_feature(fd, TDISPATCH_FEAT_DELAYED, "delayed tasks (--max-delayed)"))
 		goto fail;
-	}
-	if ((max_attempts || rate || burst) &&
-	    need_feature(fd, TDISPATCH_FEAT_LIFECYCLE, "--max-attempts, --rate, --burst"))
+	if (max_attempts && need_feature(fd, TDISPATCH_FEAT_ATTEMPTS, "--max-attempts"))
 		goto fail;
-	if (ver0)
-		c.size = TDISPATCH_CREATE_SIZE_VER0;
-	else
-		c.max_delayed = max_delayed == UINT64_MAX ? DEFAULT_MAX_DELAYED : max_delayed;
-	if (td_ioctl(fd, ver0 ? ioc_ver0(TDISPATCH_IOC_CREATE, c.size) : TDISPATCH_IOC_CREATE,
-		     &c, "create"))
+	if ((rate || burst) && need_feature(fd, TDISPATCH_FEAT_RATE, "--rate, --burst"))
+		goto fail;
+	c.max_delayed = max_delayed == UINT64_MAX ? DEFAULT_MAX_DELAYED : max_delayed;
+	if (td_ioctl(fd, TDISPATCH_IOC_CREATE, &c, "create"))
 		goto fail;
 	if (first == argc)
 		fprintf(stderr, "tdctl: dispatcher \"%s\" is on descriptor %d (%s) of this shell;\n"

@@ -155,8 +155,8 @@ static const struct cmd cmds[] = {
 	  "                           the oldest pending task is dropped\n"
 	  "  --max-batch N            most tasks in a batch, 1-1024 and at most\n"
 	  "                           --max-buffer (64, or --max-buffer if smaller)\n"
-	  "  --max-delay-ms N         release a batch once its oldest task has waited\n"
-	  "                           this long, 0-30000 (100); 0 releases at once\n"
+	  "  --max-delay-ms N         cut a batch once its oldest task has waited\n"
+	  "                           this long, 0-30000 (100); 0 cuts at once\n"
 	  "  --workers N              most batches out at once, 1-64 (4)\n"
 	  "  --lease-ms N             a taken batch not completed within this time is\n"
 	  "                           delivered again, 1-3600000 (30000)\n"
@@ -205,7 +205,7 @@ static const struct cmd cmds[] = {
 	  "                    a time not in the future is at once\n"
 	  "  --max-attempts N  each task is leased at most N times (1-65535; 0, the\n"
 	  "                    default: the dispatcher's limit), then ends exhausted\n"
-	  "  --watch KEY       delayed tasks watch KEY: 'tdctl release --key KEY'\n"
+	  "  --watch KEY       delayed tasks watch KEY: 'tdctl expedite --key KEY'\n"
 	  "                    lets them all in at once\n"
 	  "  --merge           a task's payload (at most 64 bytes) replaces that of\n"
 	  "                    the waiting task of its ID submitted with --merge, if\n"
@@ -248,7 +248,7 @@ static const struct cmd cmds[] = {
 	  "hold-offs, redeliveries, failed calls on the file, lost events and the\n"
 	  "runs of periodic tasks submitted (counted in accepted too), the failed\n"
 	  "tasks that ran out of attempts (exhausted) and the delayed tasks let in\n"
-	  "early (released).  At any moment\n"
+	  "early (expedited).  At any moment\n"
 	  "accepted = queued + delayed + pending + in_flight + done + failed +\n"
 	  "overridden + expired + dropped + cancelled.  rejected_calls and\n"
 	  "events_lost are the file's: for a named dispatcher, those of the file\n"
@@ -293,17 +293,17 @@ static const struct cmd cmds[] = {
 	  "\n"
 	  "options:\n"
 	  NAMED_HELP, true },
-	{ "release", cmd_release, "[-n NAME] ID | [-n NAME] --key KEY",
+	{ "expedite", cmd_expedite, "[-n NAME] ID | [-n NAME] --key KEY",
 	  "let a delayed task in now, or every one that watches a key",
 	  "Lets the delayed task with this ID into the pending set at once, as if\n"
 	  "its time had come (it replaces a pending task of its ID, and expires if\n"
 	  "past its deadline); with --key, every delayed task submitted with\n"
 	  "'--watch KEY', and prints how many.  Fails (exit 1) if there is none.\n"
-	  "Counted in released (and key_releases).  A named dispatcher needs the\n"
+	  "Counted in expedited (and key_expedites).  A named dispatcher needs the\n"
 	  "same rights as submit.\n"
 	  "\n"
 	  "options:\n"
-	  "  --key KEY         release the tasks that watch KEY\n"
+	  "  --key KEY         expedite the tasks that watch KEY\n"
 	  NAMED_HELP, true },
 	{ "rate", cmd_rate, "RATE [BURST]", "set the dispatcher's rate limit",
 	  "At most RATE tasks a second go to workers, in bursts of at most BURST\n"
@@ -371,7 +371,7 @@ static const struct cmd cmds[] = {
 	  "  --json            a JSON array of objects with the keys name, uid, gid,\n"
 	  "                    mode, submit, may_read and may_submit\n", false },
 	{ "version", cmd_version, "", "print tdctl's and the module's versions and features",
-	  "Opens the device and prints tdctl's release, the module's release (they\n"
+	  "Opens the device and prints tdctl's version, the module's version (they\n"
 	  "come from one VERSION file; DKMS packages it too), the ABI version, the\n"
 	  "feature bits (user:\n"
 	  "dispatchers for userspace; named: drivers' named dispatchers, list and\n"

@@ -6,7 +6,7 @@
 
 /*
  * The counters of struct tdispatch_stats_user, in the order shown; those
- * beyond the size the kernel reports (an older module) are not.
+ * beyond the size the kernel reports are not.
  */
 struct counter {
 	const char *name;
@@ -37,8 +37,8 @@ static const struct counter counters[] = {
 	COUNTER(events_lost, false),
 	COUNTER(periodic_runs, false),
 	COUNTER(exhausted, false),
-	COUNTER(released, false),
-	COUNTER(key_releases, false),
+	COUNTER(expedited, false),
+	COUNTER(key_expedites, false),
 	COUNTER(throttled_ns, false),
 	COUNTER(rate, true),
 	COUNTER(burst, true),

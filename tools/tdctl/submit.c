@@ -11,13 +11,12 @@ struct submission {
 	__u64 deadline_ns;
 	__u64 not_before_ns;	/* a delay with TDISPATCH_SUBMIT_RELATIVE */
 	__u64 max_attempts;	/* the tasks' own; 0: the dispatcher's */
-	__u32 utask_flags;	/* TDISPATCH_UTASK_WATCH with --watch, _MERGE with --merge */
+	__u32 task_flags;	/* TDISPATCH_TASK_WATCH with --watch, _MERGE with --merge */
 	__u64 watch_key;
 	__u32 flags;
-	bool ver0;		/* a module without delayed tasks */
 	const char *unit;	/* what pos[] counts: "task" or "line" */
 	unsigned int n;
-	struct tdispatch_utask t[TDISPATCH_SUBMIT_MAX];
+	struct tdispatch_submit_task t[TDISPATCH_SUBMIT_MAX];
 	unsigned long pos[TDISPATCH_SUBMIT_MAX];	/* argument pair or line */
 	char *owned[TDISPATCH_SUBMIT_MAX];		/* freed after the call */
 	unsigned long accepted, rejected;
@@ -125,7 +124,7 @@ static int slots_add(struct submission *s, unsigned long pos, __u64 id, const ch
 static int submit_add(struct submission *s, unsigned long pos, const char *id,
 		      const char *payload, char *owned)
 {
-	struct tdispatch_utask *t = &s->t[s->n];
+	struct tdispatch_submit_task *t = &s->t[s->n];
 	int ret;
 
 	if (parse_u64(id, &t->id)) {
@@ -145,7 +144,7 @@ static int submit_add(struct submission *s, unsigned long pos, const char *id,
 	t->deadline_ns = s->deadline_ns;
 	t->not_before_ns = s->not_before_ns;
 	t->max_attempts = s->max_attempts;
-	t->flags = s->utask_flags;
+	t->flags = s->task_flags;
 	t->watch_key = s->watch_key;
 	s->pos[s->n] = pos;
 	s->owned[s->n] = owned;
@@ -250,17 +249,13 @@ int cmd_submit(int argc, char **argv)
 	} else {
 		s->not_before_ns = at_ns;
 	}
-	s->ver0 = ver0_module(s->fd);
-	if (s->ver0 && s->not_before_ns) {
-		ret = need_feature(s->fd, TDISPATCH_FEAT_DELAYED,
-				   "delayed tasks (--delay-ms, --at-ns)");
+	if (s->not_before_ns &&
+	    need_feature(s->fd, TDISPATCH_FEAT_DELAYED, "delayed tasks (--delay-ms, --at-ns)")) {
 		free(s);
-		return ret;
+		return 1;
 	}
-	if (s->ver0)
-		s->flags = 0;	/* --delay-ms 0: at once, which it knows */
-	if ((max_attempts || watch) &&
-	    need_feature(s->fd, TDISPATCH_FEAT_LIFECYCLE, "--max-attempts and --watch")) {
+	if ((max_attempts && need_feature(s->fd, TDISPATCH_FEAT_ATTEMPTS, "--max-attempts")) ||
+	    (watch && need_feature(s->fd, TDISPATCH_FEAT_WATCH, "--watch"))) {
 		free(s);
 		return 1;
 	}
@@ -284,9 +279,9 @@ int cmd_submit(int argc, char **argv)
 	}
 	s->max_attempts = max_attempts;
 	if (merge)
-		s->utask_flags = TDISPATCH_UTASK_MERGE;
+		s->task_flags = TDISPATCH_TASK_MERGE;
 	if (watch) {
-		s->utask_flags = TDISPATCH_UTASK_WATCH;
+		s->task_flags = TDISPATCH_TASK_WATCH;
 		s->watch_key = key;
 	}
 	if (deadline_ms)

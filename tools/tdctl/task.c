@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Calls on one task or on the whole dispatcher: cancel, release, rate,
+ * Calls on one task or on the whole dispatcher: cancel, expedite, rate,
  * query.
  */
 #include "tdctl.h"
@@ -39,7 +39,7 @@ int cmd_cancel(int argc, char **argv)
 	return fail("cancel: %s%s", strerror(errno), errno_hint(errno));
 }
 
-int cmd_release(int argc, char **argv)
+int cmd_expedite(int argc, char **argv)
 {
 	const char *key = NULL;
 	const struct opt opts[] = { STR_OPT("key", &key), NAMED_OPT, END_OPT };
@@ -49,24 +49,25 @@ int cmd_release(int argc, char **argv)
 
 	want_operands(argc, argv, first, !key, !key);
 	if (parse_u64(key ? key : argv[first], &a.id)) {
-		fail("release: '%s' is not a number", key ? key : argv[first]);
+		fail("expedite: '%s' is not a number", key ? key : argv[first]);
 		usage_exit(argv[0]);
 	}
 	fd = dispatcher_fd(TDISPATCH_ATTACH_SUBMIT, 0);
-	if (fd < 0 || need_feature(fd, TDISPATCH_FEAT_LIFECYCLE, "early release"))
+	if (fd < 0 || need_feature(fd, key ? TDISPATCH_FEAT_WATCH : TDISPATCH_FEAT_EXPEDITE,
+				   "expedite"))
 		return 1;
-	ret = ioctl(fd, key ? TDISPATCH_IOC_RELEASE_KEY : TDISPATCH_IOC_RELEASE, &a);
+	ret = ioctl(fd, key ? TDISPATCH_IOC_EXPEDITE_KEY : TDISPATCH_IOC_EXPEDITE, &a);
 	if (ret >= 0 && key)
-		printf("released %d delayed task%s watching key %llu\n", ret, plural(ret),
+		printf("expedited %d delayed task%s watching key %llu\n", ret, plural(ret),
 		       ull(a.id));
 	else if (ret >= 0)
-		printf("released delayed task %llu\n", ull(a.id));
+		printf("expedited delayed task %llu\n", ull(a.id));
 	else if (errno == ENOENT && key)
-		return fail("release: no delayed task watches key %llu", ull(a.id));
+		return fail("expedite: no delayed task watches key %llu", ull(a.id));
 	else if (errno == ENOENT)
-		return fail("release: no task with id %llu is delayed", ull(a.id));
+		return fail("expedite: no task with id %llu is delayed", ull(a.id));
 	else
-		return fail("release: %s%s", strerror(errno), errno_hint(errno));
+		return fail("expedite: %s%s", strerror(errno), errno_hint(errno));
 	return 0;
 }
 
@@ -86,7 +87,7 @@ int cmd_rate(int argc, char **argv)
 	r.rate = rate;
 	r.burst = burst;
 	fd = dispatcher_fd(0, 0);
-	if (fd < 0 || need_feature(fd, TDISPATCH_FEAT_LIFECYCLE, "rate limits"))
+	if (fd < 0 || need_feature(fd, TDISPATCH_FEAT_RATE, "rate limits"))
 		return 1;
 	if (td_ioctl(fd, TDISPATCH_IOC_SET_RATE, &r, "rate"))
 		return 1;

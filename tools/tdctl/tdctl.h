@@ -93,8 +93,6 @@ int wait_child(pid_t pid);
 int open_dev(void);
 int env_fd(void);
 struct tdl *td_lib(int fd, const char *what);
-bool ver0_module(int fd);
-unsigned long ioc_ver0(unsigned long req, __u32 size);
 int get_stats(int fd, struct tdispatch_stats_user *s);
 int lookup(const char * const *names, size_t n, const char *s);
 const char *name_of(const char * const *names, size_t n, __u32 i);
@@ -131,7 +129,7 @@ int cmd_events(int argc, char **argv);
 
 /* task.c */
 int cmd_cancel(int argc, char **argv);
-int cmd_release(int argc, char **argv);
+int cmd_expedite(int argc, char **argv);
 int cmd_rate(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 

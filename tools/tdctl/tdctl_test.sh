@@ -31,7 +31,7 @@ expect() {
 stat() { tdctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 v=$(tdctl version)
-expect "version: tdctl and the module are one release" \
+expect "version: tdctl and the module are one version" \
 	"$(echo "$v" | awk '/^tdctl_version:/ { print $2 }')" \
 	"$(echo "$v" | awk '/^module_version:/ { print $2 }')"
 
@@ -46,18 +46,18 @@ tdctl submit --max-attempts 1 4 d >/dev/null
 tdctl work --count 1 --exec 'cat >/dev/null; exit 75' 2>/dev/null
 expect "submit --max-attempts 1: exhausted after one transient" "$(stat exhausted)" 1
 
-# Delayed an hour: two watch key 7, one does not; then release by key and id.
+# Delayed an hour: two watch key 7, one does not; then expedite by key and id.
 tdctl submit --delay-ms 3600000 --watch 7 5 e 6 f >/dev/null
 tdctl submit --delay-ms 3600000 8 h >/dev/null
 # Queued until the acceptor drains them, delayed after: three either way.
 expect "submit --watch: three delayed" "$(($(stat queued) + $(stat delayed)))" 3
-expect "release --key 7 lets both in" "$(tdctl release --key 7)" \
-	"released 2 delayed tasks watching key 7"
-expect "release 8" "$(tdctl release 8)" "released delayed task 8"
-tdctl release 8 2>/dev/null
-expect "release of an id no longer delayed fails" "$?" 1
+expect "expedite --key 7 lets both in" "$(tdctl expedite --key 7)" \
+	"expedited 2 delayed tasks watching key 7"
+expect "expedite 8" "$(tdctl expedite 8)" "expedited delayed task 8"
+tdctl expedite 8 2>/dev/null
+expect "expedite of an id no longer delayed fails" "$?" 1
 tdctl work --count 1 --exec 'cat >/dev/null' 2>/dev/null
-expect "released tasks were processed" "$(stat done)/$(stat released)" "5/3"
+expect "expedited tasks were processed" "$(stat done)/$(stat expedited)" "5/3"
 
 # Three merges of one id before a worker takes it: one task, the last payload.
 for p in x y z; do

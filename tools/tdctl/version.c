@@ -4,29 +4,16 @@
  */
 #include "tdctl.h"
 
-/* VERSION, quietly: 0 or -1 with errno. */
-static int query_version(int fd, struct tdispatch_version *v)
-{
-	*v = (struct tdispatch_version) { .size = sizeof(*v) };
-	if (!ioctl(fd, TDISPATCH_IOC_VERSION, v))
-		return 0;
-	if (errno != ENOTTY)
-		return -1;
-	/* A module older than module_version knows only the first number. */
-	v->size = TDISPATCH_VERSION_SIZE_VER0;
-	return ioctl(fd, ioc_ver0(TDISPATCH_IOC_VERSION, v->size), v);
-}
-
 static int get_version(int fd, struct tdispatch_version *v)
 {
-	if (!query_version(fd, v))
-		return 0;
+	*v = (struct tdispatch_version) { .size = sizeof(*v) };
 	return td_ioctl(fd, TDISPATCH_IOC_VERSION, v, "version");
 }
 
 /* The feature bits, as "tdctl version" names them. */
 static const char * const feature_names[] = {
-	"user", "named", "delayed", "periodic", "lifecycle",
+	"user", "named", "delayed", "periodic", "results", "attempts",
+	"expedite", "watch", "rate", "merge", "slots",
 };
 
 /* " (user, named, ...)": the bits tdctl knows, then any others in hex. */
@@ -63,10 +50,7 @@ int cmd_version(int argc, char **argv)
 	if (ret)
 		return ret;
 	printf("tdctl_version:  %s\n", TDCTL_VERSION);
-	if (v.size >= TDISPATCH_VERSION_SIZE_VER1)
-		printf("module_version: %.*s\n", (int)sizeof(v.module_version),
-		       v.module_version);
-	printf("abi_version: %u\n", v.abi_version);
+	printf("module_version: %.*s\n", (int)sizeof(v.module_version), v.module_version);
 	printf("features:    %#llx", ull(v.features));
 	print_features(v.features);
 	printf("\n");
@@ -85,7 +69,7 @@ int need_feature(int fd, __u64 bit, const char *what)
 	if (!t)
 		return 1;
 	if (!(t->features & bit))
-		return fail("the loaded module (ABI %u, features %#llx) has no %s",
-			    t->abi_version, ull(t->features), what);
+		return fail("the loaded module (%s, features %#llx) has no %s",
+			    t->module_version, ull(t->features), what);
 	return 0;
 }

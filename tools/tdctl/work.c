@@ -117,7 +117,7 @@ static __u32 work_exec(struct worker *w)
 	int p[2], st, rfd;
 
 	/* A module without per-task results gets none: the batch's only. */
-	rfd = w->lw.t->features & TDISPATCH_FEAT_LIFECYCLE ? mkstemp(results) : -1;
+	rfd = w->lw.t->features & TDISPATCH_FEAT_RESULTS ? mkstemp(results) : -1;
 	if (rfd >= 0) {
 		verdicts = fdopen(rfd, "r");
 		if (!verdicts)

@@ -2,12 +2,17 @@
 /*
  * tdispatch: a coalescing work dispatcher, userspace interface.
  *
- * Every ioctl argument begins with a __u32 size field that the caller sets
- * to sizeof() of the struct it was compiled with.  Structs only ever grow
- * at the end; the kernel accepts any size from the first published one up,
- * requires that bytes it does not know about are zero, and reports what it
- * filled in.  The layout is the same for 32- and 64-bit userspace, so no
- * compat ioctl is needed.
+ * One mechanism versions it, as openat2() and clone3() do: every ioctl
+ * argument begins with a __u32 size field that the caller sets to sizeof()
+ * of the struct it was compiled with.  Structs only ever grow at the end;
+ * the kernel takes any size from the struct's size in version 1.0 up
+ * (smaller is EINVAL), requires that bytes it does not know about are zero
+ * (E2BIG otherwise, as copy_struct_from_user()), and writes back no more
+ * than the caller's size.  The ioctl numbers carry no size, as VFIO's do:
+ * the size field is the argument's only version.  %TDISPATCH_IOC_VERSION
+ * says which features (calls, flags and fields added after 1.0) the
+ * running kernel has, one bit a feature.  The layout is the same for
+ * 32- and 64-bit userspace, so no compat ioctl is needed.
  */
 #ifndef _UAPI_LINUX_TDISPATCH_H
 #define _UAPI_LINUX_TDISPATCH_H
@@ -16,51 +21,94 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-/* Bumped on incompatible changes only; additions are feature bits. */
-#define TDISPATCH_ABI_VERSION		1
+/**
+ * enum tdispatch_result - how a batch, or a task in it, was processed: what
+ *	a driver's ->process() returns, and what %TDISPATCH_IOC_COMPLETE says
+ * @TDISPATCH_RESULT_SUCCESS: every task in the batch is done.
+ * @TDISPATCH_RESULT_CONGESTION: the consumer is overloaded; the batch goes
+ *	back to the head of the line and the acceptor holds off for the
+ *	congestion delay.
+ * @TDISPATCH_RESULT_TRANSIENT: a failure that may pass (a timeout, a link
+ *	down); the batch goes back to the head of the line and the acceptor
+ *	holds off for the transient delay.
+ * @TDISPATCH_RESULT_PERMANENT: the batch can never succeed; its tasks end
+ *	failed.
+ * @TDISPATCH_NR_RESULTS: number of results; not a result.
+ */
+enum tdispatch_result {
+	TDISPATCH_RESULT_SUCCESS,
+	TDISPATCH_RESULT_CONGESTION,
+	TDISPATCH_RESULT_TRANSIENT,
+	TDISPATCH_RESULT_PERMANENT,
+	TDISPATCH_NR_RESULTS
+};
+
+/**
+ * enum tdispatch_outcome - how an accepted task ended
+ * @TDISPATCH_OUTCOME_DONE: processed in a batch that ended
+ *	%TDISPATCH_RESULT_SUCCESS.
+ * @TDISPATCH_OUTCOME_FAILED: processed in a batch that ended
+ *	%TDISPATCH_RESULT_PERMANENT.
+ * @TDISPATCH_OUTCOME_OVERRIDDEN: replaced by a newer task with the same id.
+ * @TDISPATCH_OUTCOME_EXPIRED: its deadline passed before a worker took it.
+ * @TDISPATCH_OUTCOME_DROPPED: dropped because the pending set was full.
+ * @TDISPATCH_OUTCOME_CANCELLED: cancelled, or discarded when its
+ *	dispatcher went away.
+ * @TDISPATCH_OUTCOME_EXHAUSTED: came back from its last allowed attempt
+ *	with %TDISPATCH_RESULT_CONGESTION or %TDISPATCH_RESULT_TRANSIENT, or
+ *	was redelivered then; a failure of its own kind, also counted as
+ *	failed.
+ * @TDISPATCH_NR_OUTCOMES: number of outcomes; not an outcome.
+ *
+ * Every task a dispatcher accepted ends in exactly one of these: a
+ * driver's ->release() is told which, and an outcome event carries it.
+ */
+enum tdispatch_outcome {
+	TDISPATCH_OUTCOME_DONE,
+	TDISPATCH_OUTCOME_FAILED,
+	TDISPATCH_OUTCOME_OVERRIDDEN,
+	TDISPATCH_OUTCOME_EXPIRED,
+	TDISPATCH_OUTCOME_DROPPED,
+	TDISPATCH_OUTCOME_CANCELLED,
+	TDISPATCH_OUTCOME_EXHAUSTED,
+	TDISPATCH_NR_OUTCOMES
+};
 
 #define TDISPATCH_DEV_NAME		"tdispatch"
 #define TDISPATCH_IOC_MAGIC		0xD7
 
 /**
  * struct tdispatch_version - what this kernel's tdispatch provides
- * @size: in: sizeof(struct tdispatch_version) as the caller knows it, at
- *	least %TDISPATCH_VERSION_SIZE_VER0; out: the number of bytes the
- *	kernel wrote, the smaller of the caller's and the kernel's size.
- * @abi_version: out: %TDISPATCH_ABI_VERSION of the running module.
+ * @size: in: sizeof(struct tdispatch_version) as the caller knows it;
+ *	out: the number of bytes the kernel wrote, the smaller of the
+ *	caller's and the kernel's size.
+ * @pad: out: zero
  * @features: out: bitmap of %TDISPATCH_FEAT_* the module supports; bits
  *	that a caller does not know must be ignored.
- * @module_version: out: the module's release, NUL-terminated, as modinfo
+ * @module_version: out: the module's version, NUL-terminated, as modinfo
  *	and /sys/module/tdispatch/version show it (the package's version)
  *
  * Argument of %TDISPATCH_IOC_VERSION.
  */
 struct tdispatch_version {
 	__u32 size;
-	__u32 abi_version;
+	__u32 pad;
 	__u64 features;
 	char module_version[16];
 };
 
-#define TDISPATCH_VERSION_SIZE_VER0	16
-#define TDISPATCH_VERSION_SIZE_VER1	32	/* adds module_version */
-
-/* Optional features; a caller must ignore bits it does not know. */
+/* Features, one bit each; a caller must ignore bits it does not know. */
 #define TDISPATCH_FEAT_USER		_BITULL(0)	/* CREATE..STATS, read, poll */
 #define TDISPATCH_FEAT_NAMED		_BITULL(1)	/* LIST, ATTACH */
 #define TDISPATCH_FEAT_DELAYED		_BITULL(2)	/* not_before_ns, max_delayed */
 #define TDISPATCH_FEAT_PERIODIC		_BITULL(3)	/* PERIODIC_ADD, _DEL, _STATS */
-/* per-task results, max_attempts, RELEASE, watch keys, rate limits */
-#define TDISPATCH_FEAT_LIFECYCLE	_BITULL(4)
-#define TDISPATCH_FEAT_MERGE		_BITULL(5)	/* TDISPATCH_UTASK_MERGE */
-#define TDISPATCH_FEAT_SLOTS		_BITULL(6)	/* SLOTS, KICK, mmap() */
-#define TDISPATCH_FEAT_ALL		(TDISPATCH_FEAT_USER | TDISPATCH_FEAT_NAMED | \
-					 TDISPATCH_FEAT_DELAYED | TDISPATCH_FEAT_PERIODIC | \
-					 TDISPATCH_FEAT_LIFECYCLE | TDISPATCH_FEAT_MERGE | \
-					 TDISPATCH_FEAT_SLOTS)
-
-/* Report the ABI version and feature bitmap.  Errors: EFAULT, EINVAL. */
-#define TDISPATCH_IOC_VERSION	_IOWR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version)
+#define TDISPATCH_FEAT_RESULTS		_BITULL(4)	/* per-task results in COMPLETE */
+#define TDISPATCH_FEAT_ATTEMPTS		_BITULL(5)	/* max_attempts, OUTCOME_EXHAUSTED */
+#define TDISPATCH_FEAT_EXPEDITE		_BITULL(6)	/* EXPEDITE */
+#define TDISPATCH_FEAT_WATCH		_BITULL(7)	/* watch keys, EXPEDITE_KEY */
+#define TDISPATCH_FEAT_RATE		_BITULL(8)	/* rate, burst, SET_RATE */
+#define TDISPATCH_FEAT_MERGE		_BITULL(9)	/* TDISPATCH_TASK_MERGE */
+#define TDISPATCH_FEAT_SLOTS		_BITULL(10)	/* SLOTS, KICK, mmap(); 64-bit */
 
 /*
  * Dispatchers owned by a file.  TDISPATCH_IOC_CREATE makes one, owned by
@@ -87,27 +135,26 @@ struct tdispatch_version {
  * @max_batch: most tasks per batch (1 to 1024, at most @max_buffer)
  * @workers: most batches leased at once (1 to 64)
  * @max_input: most undrained submissions per CPU (1 to 65536)
- * @max_delay_ns: release a batch once its oldest task waited this long
+ * @max_delay_ns: cut a batch once its oldest task waited this long (at
+ *	most 30 s)
  * @congestion_delay_ns: hold-off after CONGESTION (capped at 30 s)
  * @transient_delay_ns: hold-off after TRANSIENT (capped at 30 s)
  * @lease_ns: a batch not completed this long after it was taken goes back
  *	to the head of the line, counted as redelivered (1 ms to 1 hour)
  * @event_queue: most queued events with %TDISPATCH_CREATE_EVENTS (1 to
  *	65536); 0 otherwise
- * @pad: must be zero
  * @max_delayed: most tasks waiting for their not-before time (0 to
- *	1048576); a submission beyond gets ENOSPC.  0 (and callers of the
- *	first version of this struct): no delayed tasks.
- * @pad2: must be zero
+ *	1048576); a submission beyond gets ENOSPC.  0: no delayed tasks.
  * @max_attempts: most times a task is leased (0 to 65535): one whose last
  *	attempt ends CONGESTION or TRANSIENT, or is redelivered, ends
  *	%TDISPATCH_OUTCOME_EXHAUSTED.  0: no limit but the task's deadline.
- *	A task may carry its own (&tdispatch_utask.max_attempts).
- * @rate: most tasks a second handed to workers (a token bucket); 0: no
- *	limit.  Due tasks wait in the pending set while it is empty.
- *	%TDISPATCH_IOC_SET_RATE changes it later.
- * @burst: the bucket's size in tasks (0 to 65536); 0: @max_batch
- * @pad3: must be zero
+ *	A task may carry its own (&tdispatch_submit_task.max_attempts).
+ * @rate: most tasks a second handed to workers; 0: no limit.  Up to @burst
+ *	tasks may go at once, and due tasks wait in the pending set until
+ *	the limit lets them go.  %TDISPATCH_IOC_SET_RATE changes it later.
+ * @burst: the most tasks the limit lets go at once (0 to 65536); 0:
+ *	@max_batch
+ * @pad: must be zero
  */
 struct tdispatch_create {
 	__u32 size;
@@ -122,21 +169,15 @@ struct tdispatch_create {
 	__u64 transient_delay_ns;
 	__u64 lease_ns;
 	__u32 event_queue;
-	__u32 pad;
 	__u32 max_delayed;
-	__u32 pad2;
 	__u32 max_attempts;
 	__u32 rate;
 	__u32 burst;
-	__u32 pad3;
+	__u32 pad;
 };
 
-#define TDISPATCH_CREATE_SIZE_VER0	88
-#define TDISPATCH_CREATE_SIZE_VER1	96	/* adds max_delayed */
-#define TDISPATCH_CREATE_SIZE_VER2	112	/* adds max_attempts, rate, burst */
-
 /**
- * struct tdispatch_utask - one task to submit
+ * struct tdispatch_submit_task - one task to submit
  * @id: the key; a newer task with the same id replaces this one
  * @payload: user pointer to the payload bytes
  * @payload_len: 1 to %TDISPATCH_PAYLOAD_MAX
@@ -144,21 +185,17 @@ struct tdispatch_create {
  * @deadline_ns: CLOCK_MONOTONIC time after which the task expires; 0: none
  * @not_before_ns: CLOCK_MONOTONIC time before which it does not enter the
  *	pending set (with %TDISPATCH_SUBMIT_RELATIVE: a delay from now); 0:
- *	at once.  Only with &tdispatch_submit.task_size of at least
- *	%TDISPATCH_UTASK_SIZE_VER1.
+ *	at once.
  * @max_attempts: this task's own &tdispatch_create.max_attempts (1 to
- *	65535), or 0 for the dispatcher's.  This and the fields after it
- *	only with &tdispatch_submit.task_size of at least
- *	%TDISPATCH_UTASK_SIZE_VER2.
- * @flags: one of %TDISPATCH_UTASK_WATCH and %TDISPATCH_UTASK_MERGE, or 0
- * @watch_key: with %TDISPATCH_UTASK_WATCH, a delayed task watches this
- *	key: %TDISPATCH_IOC_RELEASE_KEY of it lets the task in early;
+ *	65535), or 0 for the dispatcher's.
+ * @flags: one of %TDISPATCH_TASK_WATCH and %TDISPATCH_TASK_MERGE, or 0
+ * @watch_key: with %TDISPATCH_TASK_WATCH, a delayed task watches this
+ *	key: %TDISPATCH_IOC_EXPEDITE_KEY of it lets the task in early;
  *	ignored otherwise
  *
  * The vector's elements are &tdispatch_submit.task_size bytes apart.
  *
- * With %TDISPATCH_UTASK_MERGE (&tdispatch_submit.task_size at least
- * %TDISPATCH_UTASK_SIZE_VER2, %TDISPATCH_FEAT_MERGE): if a task of the
+ * With %TDISPATCH_TASK_MERGE (%TDISPATCH_FEAT_MERGE): if a task of the
  * same id that an earlier merge submitted still waits, and no TAKE has
  * copied its payload yet, this payload and its length replace that
  * task's where it waits.  Nothing is allocated or queued; the submission
@@ -170,7 +207,7 @@ struct tdispatch_create {
  * %TDISPATCH_MERGE_PAYLOAD_MAX bytes and no @deadline_ns, @not_before_ns
  * or @max_attempts (EINVAL).
  */
-struct tdispatch_utask {
+struct tdispatch_submit_task {
 	__u64 id;
 	__u64 payload;
 	__u32 payload_len;
@@ -182,16 +219,12 @@ struct tdispatch_utask {
 	__u64 watch_key;
 };
 
-/* struct tdispatch_utask.flags */
-#define TDISPATCH_UTASK_WATCH		_BITUL(0)
-#define TDISPATCH_UTASK_MERGE		_BITUL(1)	/* see struct tdispatch_utask */
+/* struct tdispatch_submit_task.flags */
+#define TDISPATCH_TASK_WATCH		_BITUL(0)
+#define TDISPATCH_TASK_MERGE		_BITUL(1)	/* see struct tdispatch_submit_task */
 
-/* The most payload bytes of a task submitted with TDISPATCH_UTASK_MERGE */
+/* The most payload bytes of a task submitted with TDISPATCH_TASK_MERGE */
 #define TDISPATCH_MERGE_PAYLOAD_MAX	64
-
-#define TDISPATCH_UTASK_SIZE_VER0	32
-#define TDISPATCH_UTASK_SIZE_VER1	40	/* adds not_before_ns */
-#define TDISPATCH_UTASK_SIZE_VER2	56	/* adds max_attempts, flags, watch_key */
 
 /* struct tdispatch_submit.flags */
 #define TDISPATCH_SUBMIT_RELATIVE	_BITUL(0)	/* not_before_ns is a delay */
@@ -200,20 +233,15 @@ struct tdispatch_utask {
  * struct tdispatch_submit - submit a vector of tasks
  * @size: sizeof(struct tdispatch_submit)
  * @flags: %TDISPATCH_SUBMIT_RELATIVE, or 0
- * @tasks: user pointer to @count struct tdispatch_utask
+ * @tasks: user pointer to @count struct tdispatch_submit_task, @task_size
+ *	bytes apart
  * @count: 1 to %TDISPATCH_SUBMIT_MAX
  * @accepted: out: how many were accepted; see each task's @status
- * @task_size: the distance between the vector's elements, at least
- *	%TDISPATCH_UTASK_SIZE_VER0 and at most a page, bytes beyond those the
- *	kernel knows must be zero; 0 means the size of struct
- *	tdispatch_utask that goes with this version of the struct,
- *	%TDISPATCH_UTASK_SIZE_VER2.  Callers of the second version (@size
- *	%TDISPATCH_SUBMIT_SIZE_VER1) have %TDISPATCH_UTASK_SIZE_VER1, those
- *	of the first (%TDISPATCH_SUBMIT_SIZE_VER0) %TDISPATCH_UTASK_SIZE_VER0.
+ * @task_size: sizeof(struct tdispatch_submit_task) as the caller knows
+ *	it: the distance between the vector's elements, which grow as the
+ *	ioctl arguments do (from their 1.0 size to a page; bytes beyond
+ *	those the kernel knows must be zero)
  * @pad: must be zero
- * @pad2: must be zero.  It makes this version of the struct, by which the
- *	kernel knows that the caller's elements are the larger
- *	struct tdispatch_utask.
  */
 struct tdispatch_submit {
 	__u32 size;
@@ -223,22 +251,17 @@ struct tdispatch_submit {
 	__u32 accepted;
 	__u32 task_size;
 	__u32 pad;
-	__u64 pad2;
 };
 
-#define TDISPATCH_SUBMIT_SIZE_VER0	24
-#define TDISPATCH_SUBMIT_SIZE_VER1	32	/* adds task_size */
-#define TDISPATCH_SUBMIT_SIZE_VER2	40	/* task_size 0 is the VER2 utask */
-
 /**
- * struct tdispatch_ltask - one task of a taken batch
+ * struct tdispatch_lease_task - one task of a taken batch
  * @id: the task's id
  * @attempts: retries so far, at most 65535
  * @payload_len: bytes of payload
  * @payload_off: where its payload starts in &tdispatch_take.buf
  * @submitted_ns: CLOCK_MONOTONIC time it was submitted
  */
-struct tdispatch_ltask {
+struct tdispatch_lease_task {
 	__u64 id;
 	__u32 attempts;
 	__u32 payload_len;
@@ -255,7 +278,7 @@ struct tdispatch_ltask {
  * @flags: %TDISPATCH_TAKE_NONBLOCK (or O_NONBLOCK on the file): fail with
  *	EAGAIN rather than wait
  * @timeout_ns: most time to wait for a batch; 0: no limit
- * @tasks: user pointer to @max_tasks struct tdispatch_ltask
+ * @tasks: user pointer to @max_tasks struct tdispatch_lease_task
  * @buf: user pointer to @buf_len bytes for the payloads
  * @max_tasks: room in @tasks; at least the dispatcher's max_batch
  * @buf_len: room in @buf; at least max_batch * %TDISPATCH_PAYLOAD_MAX is
@@ -276,14 +299,6 @@ struct tdispatch_take {
 	__u32 nr;
 	__u32 pad;
 };
-
-#define TDISPATCH_TAKE_SIZE_VER0	56
-
-/* Results, as in the kernel's enum tdispatch_result. */
-#define TDISPATCH_RESULT_SUCCESS	0
-#define TDISPATCH_RESULT_CONGESTION	1
-#define TDISPATCH_RESULT_TRANSIENT	2
-#define TDISPATCH_RESULT_PERMANENT	3
 
 /**
  * struct tdispatch_task_result - one task's own result in a COMPLETE
@@ -323,9 +338,6 @@ struct tdispatch_complete {
 	__u32 pad2;
 };
 
-#define TDISPATCH_COMPLETE_SIZE_VER0	24
-#define TDISPATCH_COMPLETE_SIZE_VER1	40	/* adds results, nr_results */
-
 /**
  * struct tdispatch_rate - the argument of %TDISPATCH_IOC_SET_RATE
  * @size: sizeof(struct tdispatch_rate)
@@ -340,21 +352,17 @@ struct tdispatch_rate {
 	__u32 burst;
 };
 
-#define TDISPATCH_RATE_SIZE_VER0	16
-
 /**
- * struct tdispatch_id - the argument of %TDISPATCH_IOC_CANCEL, %TDISPATCH_IOC_RELEASE
+ * struct tdispatch_id - the argument of %TDISPATCH_IOC_CANCEL, %TDISPATCH_IOC_EXPEDITE
  * @size: sizeof(struct tdispatch_id)
  * @flags: must be zero
- * @id: the task id; for %TDISPATCH_IOC_RELEASE_KEY, the watch key
+ * @id: the task id; for %TDISPATCH_IOC_EXPEDITE_KEY, the watch key
  */
 struct tdispatch_id {
 	__u32 size;
 	__u32 flags;
 	__u64 id;
 };
-
-#define TDISPATCH_ID_SIZE_VER0		16
 
 /* struct tdispatch_query.state */
 #define TDISPATCH_STATE_ABSENT		0	/* not pending, not in flight */
@@ -384,8 +392,6 @@ struct tdispatch_query {
 	__u32 delayed;
 };
 
-#define TDISPATCH_QUERY_SIZE_VER0	32
-
 /**
  * struct tdispatch_stats_user - the counters of this file's dispatcher
  * @size: sizeof(struct tdispatch_stats_user)
@@ -410,9 +416,9 @@ struct tdispatch_query {
  * @delayed: waiting for their not-before time
  * @periodic_runs: runs of periodic tasks submitted (counted in @accepted)
  * @exhausted: of @failed, the tasks that ran out of attempts
- * @released: delayed tasks %TDISPATCH_IOC_RELEASE or
- *	%TDISPATCH_IOC_RELEASE_KEY let in before their time
- * @key_releases: %TDISPATCH_IOC_RELEASE_KEY calls that let a task in
+ * @expedited: delayed tasks %TDISPATCH_IOC_EXPEDITE or
+ *	%TDISPATCH_IOC_EXPEDITE_KEY let in before their time
+ * @key_expedites: %TDISPATCH_IOC_EXPEDITE_KEY calls that let a task in
  * @throttled_ns: time due batches waited for the rate limit
  * @rate: the rate limit now (tasks a second; 0: none)
  * @burst: the rate limit's burst now
@@ -449,18 +455,13 @@ struct tdispatch_stats_user {
 	__u64 delayed;
 	__u64 periodic_runs;
 	__u64 exhausted;
-	__u64 released;
-	__u64 key_releases;
+	__u64 expedited;
+	__u64 key_expedites;
 	__u64 throttled_ns;
 	__u64 rate;
 	__u64 burst;
 	__u64 slot_writes;
 };
-
-#define TDISPATCH_STATS_SIZE_VER0	144
-#define TDISPATCH_STATS_SIZE_VER1	160	/* adds delayed, periodic_runs */
-#define TDISPATCH_STATS_SIZE_VER2	208	/* adds exhausted .. burst */
-#define TDISPATCH_STATS_SIZE_VER3	216	/* adds slot_writes */
 
 /*
  * Supervised periodic tasks of a dispatcher owned by this file: every
@@ -497,8 +498,6 @@ struct tdispatch_periodic_add {
 	__u64 payload;
 };
 
-#define TDISPATCH_PERIODIC_ADD_SIZE_VER0	48
-
 /**
  * struct tdispatch_periodic_stats_user - the counters of one periodic task
  * @size: sizeof(struct tdispatch_periodic_stats_user)
@@ -524,20 +523,9 @@ struct tdispatch_periodic_stats_user {
 	__u64 interval_ns;
 };
 
-#define TDISPATCH_PERIODIC_STATS_SIZE_VER0	64
-
 /* struct tdispatch_event.type */
 #define TDISPATCH_EVENT_OUTCOME		1	/* a task ended */
 #define TDISPATCH_EVENT_LOST		2	/* @lost events were dropped here */
-
-/* struct tdispatch_event.outcome, as in the kernel's enum tdispatch_outcome */
-#define TDISPATCH_OUTCOME_DONE		0
-#define TDISPATCH_OUTCOME_FAILED	1
-#define TDISPATCH_OUTCOME_OVERRIDDEN	2
-#define TDISPATCH_OUTCOME_EXPIRED	3
-#define TDISPATCH_OUTCOME_DROPPED	4
-#define TDISPATCH_OUTCOME_CANCELLED	5
-#define TDISPATCH_OUTCOME_EXHAUSTED	6	/* also counted as failed */
 
 /**
  * struct tdispatch_event - one record read() returns
@@ -611,8 +599,6 @@ struct tdispatch_list {
 	__u32 count;
 };
 
-#define TDISPATCH_LIST_SIZE_VER0	24
-
 /* struct tdispatch_attach.flags */
 #define TDISPATCH_ATTACH_SUBMIT		_BITUL(0)	/* needs write permission */
 #define TDISPATCH_ATTACH_EVENTS		_BITUL(1)	/* queue outcome events */
@@ -633,8 +619,6 @@ struct tdispatch_attach {
 	__u32 event_queue;
 	__u32 pad;
 };
-
-#define TDISPATCH_ATTACH_SIZE_VER0	40
 
 /*
  * Shared slots: tasks written into memory the file shares with the kernel,
@@ -740,28 +724,95 @@ struct tdispatch_slots {
 	__u64 slots_off;
 };
 
-#define TDISPATCH_SLOTS_SIZE_VER0	40
+/*
+ * The calls.  Each takes a pointer to its struct (KICK none) and returns 0
+ * or, where said, a count; on failure -1 with errno.  Besides the errors
+ * listed with each, every call with an argument fails with EFAULT (the
+ * argument, or memory it points to, is not the caller's), EINVAL (a size
+ * below the struct's 1.0 size, an unknown flag, padding not zero, a value
+ * out of range) and E2BIG (a size above a page, or bytes beyond the
+ * kernel's struct that are not zero).  "Own" is a dispatcher this file
+ * created, "attached" a named one it attached to; a call that needs
+ * either fails with ENXIO on a file with neither, and one on an attached
+ * dispatcher its driver withdrew with ENODEV.  An unknown number is
+ * ENOTTY.  Documentation/tdispatch.rst has every case.
+ */
 
-#define TDISPATCH_IOC_CREATE	_IOW(TDISPATCH_IOC_MAGIC, 0x01, struct tdispatch_create)
-#define TDISPATCH_IOC_SUBMIT	_IOWR(TDISPATCH_IOC_MAGIC, 0x02, struct tdispatch_submit)
-#define TDISPATCH_IOC_TAKE	_IOWR(TDISPATCH_IOC_MAGIC, 0x03, struct tdispatch_take)
-#define TDISPATCH_IOC_COMPLETE	_IOW(TDISPATCH_IOC_MAGIC, 0x04, struct tdispatch_complete)
-#define TDISPATCH_IOC_CANCEL	_IOW(TDISPATCH_IOC_MAGIC, 0x05, struct tdispatch_id)
-#define TDISPATCH_IOC_QUERY	_IOWR(TDISPATCH_IOC_MAGIC, 0x06, struct tdispatch_query)
-#define TDISPATCH_IOC_STATS	_IOWR(TDISPATCH_IOC_MAGIC, 0x07, struct tdispatch_stats_user)
-#define TDISPATCH_IOC_LIST	_IOWR(TDISPATCH_IOC_MAGIC, 0x08, struct tdispatch_list)
-#define TDISPATCH_IOC_ATTACH	_IOW(TDISPATCH_IOC_MAGIC, 0x09, struct tdispatch_attach)
-#define TDISPATCH_IOC_PERIODIC_ADD	\
-	_IOW(TDISPATCH_IOC_MAGIC, 0x0a, struct tdispatch_periodic_add)
-#define TDISPATCH_IOC_PERIODIC_DEL	_IOW(TDISPATCH_IOC_MAGIC, 0x0b, struct tdispatch_id)
-#define TDISPATCH_IOC_PERIODIC_STATS	\
-	_IOWR(TDISPATCH_IOC_MAGIC, 0x0c, struct tdispatch_periodic_stats_user)
-#define TDISPATCH_IOC_RELEASE	_IOW(TDISPATCH_IOC_MAGIC, 0x0d, struct tdispatch_id)
-#define TDISPATCH_IOC_SET_RATE	_IOW(TDISPATCH_IOC_MAGIC, 0x0e, struct tdispatch_rate)
-/* Returns how many delayed tasks watching the key (the id field) it let in. */
-#define TDISPATCH_IOC_RELEASE_KEY	_IOW(TDISPATCH_IOC_MAGIC, 0x0f, struct tdispatch_id)
-#define TDISPATCH_IOC_SLOTS	_IOWR(TDISPATCH_IOC_MAGIC, 0x10, struct tdispatch_slots)
-/* Returns how many marked slots it queued as tasks: see struct tdispatch_slots. */
-#define TDISPATCH_IOC_KICK	_IO(TDISPATCH_IOC_MAGIC, 0x11)
+/* struct tdispatch_version; any file.  No other error. */
+#define TDISPATCH_IOC_VERSION		_IO(TDISPATCH_IOC_MAGIC, 0x00)
+/*
+ * struct tdispatch_create; a file with neither.  EEXIST: it has one;
+ * EMFILE, ENFILE: a limit on dispatchers or event readers; ENOMEM.
+ */
+#define TDISPATCH_IOC_CREATE		_IO(TDISPATCH_IOC_MAGIC, 0x01)
+/*
+ * struct tdispatch_submit; own, or attached with %TDISPATCH_ATTACH_SUBMIT
+ * (EBADF without).  Each task's errno is in its status: ENOSPC (bytes held,
+ * max_delayed), ENOBUFS (this CPU's input full), ENOMEM, EFAULT, EINVAL.
+ */
+#define TDISPATCH_IOC_SUBMIT		_IO(TDISPATCH_IOC_MAGIC, 0x02)
+/*
+ * struct tdispatch_take; own (EOPNOTSUPP attached).  EAGAIN: none ready
+ * and non-blocking; ETIMEDOUT; EINTR; ENOSPC: the batch does not fit.
+ */
+#define TDISPATCH_IOC_TAKE		_IO(TDISPATCH_IOC_MAGIC, 0x03)
+/*
+ * struct tdispatch_complete; own (EOPNOTSUPP attached).  ENOENT: no such
+ * lease (never taken, completed, redelivered); ENOMEM.
+ */
+#define TDISPATCH_IOC_COMPLETE		_IO(TDISPATCH_IOC_MAGIC, 0x04)
+/*
+ * struct tdispatch_id; own, or attached with %TDISPATCH_ATTACH_SUBMIT
+ * (EBADF without).  ENOENT: no task of the id waits; EBUSY: only in flight.
+ */
+#define TDISPATCH_IOC_CANCEL		_IO(TDISPATCH_IOC_MAGIC, 0x05)
+/* struct tdispatch_query; own or attached.  An unknown id is ABSENT. */
+#define TDISPATCH_IOC_QUERY		_IO(TDISPATCH_IOC_MAGIC, 0x06)
+/* struct tdispatch_stats_user; own or attached. */
+#define TDISPATCH_IOC_STATS		_IO(TDISPATCH_IOC_MAGIC, 0x07)
+/* struct tdispatch_list; any file.  Returns 0; ENOMEM. */
+#define TDISPATCH_IOC_LIST		_IO(TDISPATCH_IOC_MAGIC, 0x08)
+/*
+ * struct tdispatch_attach; a file with neither.  EEXIST: it has one;
+ * ENOENT: no such name; EACCES: the mode; EOPNOTSUPP: the driver takes no
+ * tasks from users; EMFILE, EBUSY: a limit on event readers; ENOMEM.
+ */
+#define TDISPATCH_IOC_ATTACH		_IO(TDISPATCH_IOC_MAGIC, 0x09)
+/*
+ * struct tdispatch_periodic_add; own (EOPNOTSUPP attached).  EEXIST: the
+ * id is registered; ENOSPC: 1024 registrations, or the bytes held; ENOMEM.
+ */
+#define TDISPATCH_IOC_PERIODIC_ADD	_IO(TDISPATCH_IOC_MAGIC, 0x0a)
+/* struct tdispatch_id; own (EOPNOTSUPP attached).  ENOENT: not registered. */
+#define TDISPATCH_IOC_PERIODIC_DEL	_IO(TDISPATCH_IOC_MAGIC, 0x0b)
+/*
+ * struct tdispatch_periodic_stats_user; own (EOPNOTSUPP attached).
+ * ENOENT: not registered.
+ */
+#define TDISPATCH_IOC_PERIODIC_STATS	_IO(TDISPATCH_IOC_MAGIC, 0x0c)
+/*
+ * struct tdispatch_id; own, or attached with %TDISPATCH_ATTACH_SUBMIT
+ * (EBADF without).  ENOENT: no task of the id is delayed.
+ */
+#define TDISPATCH_IOC_EXPEDITE		_IO(TDISPATCH_IOC_MAGIC, 0x0d)
+/* struct tdispatch_rate; own (EOPNOTSUPP attached: the driver's). */
+#define TDISPATCH_IOC_SET_RATE		_IO(TDISPATCH_IOC_MAGIC, 0x0e)
+/*
+ * struct tdispatch_id, its id the watch key; own, or attached with
+ * %TDISPATCH_ATTACH_SUBMIT (EBADF without).  Returns how many delayed
+ * tasks it let in (fewer after a fatal signal); ENOENT: none watches it.
+ */
+#define TDISPATCH_IOC_EXPEDITE_KEY	_IO(TDISPATCH_IOC_MAGIC, 0x0f)
+/*
+ * struct tdispatch_slots; own (EOPNOTSUPP attached, and on a 32-bit
+ * kernel).  EEXIST: set up with another nr; ENOMEM.
+ */
+#define TDISPATCH_IOC_SLOTS		_IO(TDISPATCH_IOC_MAGIC, 0x10)
+/*
+ * No argument; own (EOPNOTSUPP attached).  Returns how many marked slots
+ * it queued as tasks: see struct tdispatch_slots.  ENXIO: no slots; a
+ * refused task's errno (ENOBUFS, ENOSPC, ENOMEM); EINTR: a fatal signal.
+ */
+#define TDISPATCH_IOC_KICK		_IO(TDISPATCH_IOC_MAGIC, 0x11)
 
 #endif /* _UAPI_LINUX_TDISPATCH_H */

@@ -32,56 +32,6 @@
 struct tdispatch;
 
 /**
- * enum tdispatch_result - how ->process() ended a batch
- * @TDISPATCH_SUCCESS: every task in the batch is done.
- * @TDISPATCH_CONGESTION: the consumer is overloaded; the batch goes back to
- *	the head of the line and the acceptor holds off for the congestion
- *	delay.
- * @TDISPATCH_TRANSIENT: a failure that may pass (a timeout, a link down);
- *	the batch goes back to the head of the line and the acceptor holds
- *	off for the transient delay.
- * @TDISPATCH_PERMANENT: the batch can never succeed; its tasks are dropped
- *	and counted as failed.
- * @TDISPATCH_NR_RESULTS: number of results; not a result.
- */
-enum tdispatch_result {
-	TDISPATCH_SUCCESS,
-	TDISPATCH_CONGESTION,
-	TDISPATCH_TRANSIENT,
-	TDISPATCH_PERMANENT,
-	TDISPATCH_NR_RESULTS,
-};
-
-/**
- * enum tdispatch_outcome - how an accepted task ended
- * @TDISPATCH_DONE: processed in a batch that returned %TDISPATCH_SUCCESS.
- * @TDISPATCH_FAILED: processed in a batch that returned
- *	%TDISPATCH_PERMANENT.
- * @TDISPATCH_OVERRIDDEN: replaced by a newer task with the same id.
- * @TDISPATCH_EXPIRED: its deadline passed before a worker took it.
- * @TDISPATCH_DROPPED: dropped because the pending set was full.
- * @TDISPATCH_CANCELLED: removed by tdispatch_cancel() or by
- *	tdispatch_destroy().
- * @TDISPATCH_EXHAUSTED: came back from its last allowed attempt (see
- *	&tdispatch_config.max_attempts) with %TDISPATCH_CONGESTION or
- *	%TDISPATCH_TRANSIENT, or redelivered; a failure of its own kind.
- * @TDISPATCH_NR_OUTCOMES: number of outcomes; not an outcome.
- *
- * Every task that tdispatch_submit() accepted ends in exactly one of these,
- * reported to &tdispatch_ops.release.
- */
-enum tdispatch_outcome {
-	TDISPATCH_DONE,
-	TDISPATCH_FAILED,
-	TDISPATCH_OVERRIDDEN,
-	TDISPATCH_EXPIRED,
-	TDISPATCH_DROPPED,
-	TDISPATCH_CANCELLED,
-	TDISPATCH_EXHAUSTED,
-	TDISPATCH_NR_OUTCOMES,
-};
-
-/**
  * enum tdispatch_destroy_mode - what tdispatch_destroy() does with work left
  * @TDISPATCH_DRAIN: keep dispatching until nothing is pending or in flight,
  *	or the timeout passes; cancel what is left then.
@@ -100,7 +50,7 @@ enum tdispatch_destroy_mode {
  * @submitted: when tdispatch_submit() accepted it (CLOCK_MONOTONIC).
  * @attempts: how many times a batch holding it was retried so far; stops
  *	at %TDISPATCH_MAX_ATTEMPTS.
- * @max_attempts: its own limit (see tdispatch_submit_opts()), or 0 for the
+ * @max_attempts: its own limit (see tdispatch_submit_with()), or 0 for the
  *	dispatcher's.
  *
  * Read these through the tdispatch_task_*() helpers; everything else in the
@@ -231,7 +181,7 @@ static inline void *tdispatch_task_payload(const struct tdispatch_task *t)
  * @t: the task
  *
  * Return: 0 on the first ->process() of the task, then one more after each
- * %TDISPATCH_CONGESTION or %TDISPATCH_TRANSIENT result, up to
+ * %TDISPATCH_RESULT_CONGESTION or %TDISPATCH_RESULT_TRANSIENT result, up to
  * %TDISPATCH_MAX_ATTEMPTS.
  */
 static inline unsigned int tdispatch_task_attempts(const struct tdispatch_task *t)
@@ -259,7 +209,7 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t);
  *	of the dispatcher's workqueue, in process context; may sleep.  Never
  *	called concurrently for two batches holding the same id.  A return
  *	value outside &enum tdispatch_result is a bug: the batch is treated
- *	as %TDISPATCH_PERMANENT, counted in &tdispatch_stats.bad_results,
+ *	as %TDISPATCH_RESULT_PERMANENT, counted in &tdispatch_stats.bad_results,
  *	and one rate-limited line is logged.
  * @release: the dispatcher is done with @t, which ended with @outcome; free
  *	or recycle its payload.  Called exactly once for every accepted task,
@@ -280,14 +230,14 @@ struct tdispatch_ops {
  *	when full, the oldest pending task is dropped.  1 to 1048576.
  * @max_batch: most tasks in one batch; 1 is single-item mode.  1 to 4096,
  *	and at most @max_buffer.
- * @max_delay_ns: a batch is released when it is full or when its oldest
- *	task has waited this long; 0 releases at once.  At most
+ * @max_delay_ns: a batch is cut when it is full or when its oldest
+ *	task has waited this long; 0 cuts at once.  At most
  *	%TDISPATCH_MAX_DELAY_NS.
  * @workers: most batches in flight at once, each on its own kworker.
  *	1 to 64.
- * @congestion_delay_ns: hold-off after a %TDISPATCH_CONGESTION result;
+ * @congestion_delay_ns: hold-off after a %TDISPATCH_RESULT_CONGESTION result;
  *	values above %TDISPATCH_MAX_DELAY_NS are capped.
- * @transient_delay_ns: hold-off after a %TDISPATCH_TRANSIENT result;
+ * @transient_delay_ns: hold-off after a %TDISPATCH_RESULT_TRANSIENT result;
  *	values above %TDISPATCH_MAX_DELAY_NS are capped.
  * @max_input: most submitted tasks that may wait on one CPU's input list
  *	before the acceptor drains them; submit fails with -ENOBUFS beyond.
@@ -296,11 +246,11 @@ struct tdispatch_ops {
  *	submission beyond fails with -ENOSPC.  0 to 16777216; 0 allows none.
  * @flags: %TDISPATCH_NORMAL_PRIORITY or 0.
  * @max_attempts: most times a task is handed to ->process(): one that
- *	comes back from its last attempt with %TDISPATCH_CONGESTION or
- *	%TDISPATCH_TRANSIENT (its own result or its batch's), or whose batch
- *	is redelivered, ends %TDISPATCH_EXHAUSTED.  0 to
+ *	comes back from its last attempt with %TDISPATCH_RESULT_CONGESTION or
+ *	%TDISPATCH_RESULT_TRANSIENT (its own result or its batch's), or whose batch
+ *	is redelivered, ends %TDISPATCH_OUTCOME_EXHAUSTED.  0 to
  *	%TDISPATCH_MAX_ATTEMPTS; 0: no limit, a task is retried until its
- *	deadline.  A task may carry its own limit (tdispatch_submit_opts()).
+ *	deadline.  A task may carry its own limit (tdispatch_submit_with()).
  * @rate: most tasks a second the acceptor hands to workers, a token bucket
  *	filled as time passes; 0 for no limit.  While it is empty, due tasks
  *	wait in the pending set (still coalescing, still expiring, still
@@ -348,19 +298,19 @@ struct tdispatch_config {
  * @queued: accepted tasks still on the per-CPU input lists.
  * @pending: tasks in the pending set, waiting for a batch.
  * @in_flight: tasks in batches that workers hold.
- * @done: tasks ended %TDISPATCH_DONE.
- * @failed: tasks ended %TDISPATCH_FAILED or %TDISPATCH_EXHAUSTED.
- * @overridden: tasks ended %TDISPATCH_OVERRIDDEN.
- * @expired: tasks ended %TDISPATCH_EXPIRED.
- * @dropped: tasks ended %TDISPATCH_DROPPED.
- * @cancelled: tasks ended %TDISPATCH_CANCELLED.
+ * @done: tasks ended %TDISPATCH_OUTCOME_DONE.
+ * @failed: tasks ended %TDISPATCH_OUTCOME_FAILED or %TDISPATCH_OUTCOME_EXHAUSTED.
+ * @overridden: tasks ended %TDISPATCH_OUTCOME_OVERRIDDEN.
+ * @expired: tasks ended %TDISPATCH_OUTCOME_EXPIRED.
+ * @dropped: tasks ended %TDISPATCH_OUTCOME_DROPPED.
+ * @cancelled: tasks ended %TDISPATCH_OUTCOME_CANCELLED.
  * @batches: batches handed to ->process().
  * @results: batches by &enum tdispatch_result.
  * @retries: task retries (tasks put back after CONGESTION or TRANSIENT).
  * @holdoffs: times the acceptor held off because of the shaper.
  * @bad_results: batches whose ->process() returned a value outside
  *	&enum tdispatch_result, a driver bug; each was treated as
- *	%TDISPATCH_PERMANENT and is also counted there.
+ *	%TDISPATCH_RESULT_PERMANENT and is also counted there.
  * @redelivered: batches put back because their holder went away (the
  *	char device's lease expired or its worker closed the file).
  * @wakeups: times a submission woke the acceptor, or, with a max_delay_ns
@@ -368,10 +318,10 @@ struct tdispatch_config {
  *	empty per-CPU input list does.
  * @delayed: tasks waiting for their not-before time.
  * @periodic_runs: runs of periodic tasks submitted; counted in @accepted.
- * @exhausted: of @failed, the tasks that ended %TDISPATCH_EXHAUSTED.
- * @released: delayed tasks tdispatch_release() or tdispatch_release_key()
+ * @exhausted: of @failed, the tasks that ended %TDISPATCH_OUTCOME_EXHAUSTED.
+ * @expedited: delayed tasks tdispatch_expedite() or tdispatch_expedite_key()
  *	let into the pending set before their time.
- * @key_releases: calls of tdispatch_release_key() that let a task in.
+ * @key_expedites: calls of tdispatch_expedite_key() that let a task in.
  * @throttled_ns: time due batches waited for the rate limit's tokens.
  * @rate: the rate limit now, tasks a second; 0 for none.
  * @burst: the rate limit's burst now.
@@ -401,8 +351,8 @@ struct tdispatch_stats {
 	u64 delayed;
 	u64 periodic_runs;
 	u64 exhausted;
-	u64 released;
-	u64 key_releases;
+	u64 expedited;
+	u64 key_expedites;
 	u64 throttled_ns;
 	u64 rate;
 	u64 burst;
@@ -414,7 +364,7 @@ struct tdispatch_stats {
  * @not_before: as for tdispatch_submit_delayed(); 0 for at once.
  * @max_attempts: this task's own &tdispatch_config.max_attempts, 1 to
  *	%TDISPATCH_MAX_ATTEMPTS; 0 for the dispatcher's.
- * @watch: a delayed task watches @watch_key: tdispatch_release_key() of
+ * @watch: a delayed task watches @watch_key: tdispatch_expedite_key() of
  *	that key lets it in early.  Ignored for a task due at once.
  * @watch_key: the key, any u64.
  */
@@ -441,13 +391,13 @@ struct tdispatch_submit_opts {
  *	has ended, in process context; may be NULL.
  *
  * Every interval a run is submitted.  A run that has not ended within
- * @timeout_ns, or whose batch ends with %TDISPATCH_CONGESTION or
- * %TDISPATCH_TRANSIENT, doubles the interval up to the bound;
- * %TDISPATCH_SUCCESS resets it to @period_ns.  The next run falls due one
+ * @timeout_ns, or whose batch ends with %TDISPATCH_RESULT_CONGESTION or
+ * %TDISPATCH_RESULT_TRANSIENT, doubles the interval up to the bound;
+ * %TDISPATCH_RESULT_SUCCESS resets it to @period_ns.  The next run falls due one
  * interval after the previous one ended or timed out; a run still going
  * then is not started twice but counted as skipped.  Runs are not
  * retried: the next run is the retry, and a run whose batch is retried
- * ends %TDISPATCH_FAILED.
+ * ends %TDISPATCH_OUTCOME_FAILED.
  */
 struct tdispatch_periodic {
 	u64 id;
@@ -461,7 +411,7 @@ struct tdispatch_periodic {
 /**
  * struct tdispatch_periodic_stats - the counters of a periodic task
  * @runs: runs submitted.
- * @successes: runs that ended with %TDISPATCH_SUCCESS in time.
+ * @successes: runs that ended with %TDISPATCH_RESULT_SUCCESS in time.
  * @timeouts: runs that had not ended within the timeout.
  * @failures: runs that ended otherwise in time: a batch result other than
  *	success, or no batch at all (overridden, dropped, cancelled).
@@ -528,14 +478,14 @@ int tdispatch_submit(struct tdispatch *d, u64 id, void *payload,
 		     ktime_t deadline, gfp_t gfp);
 int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
 			     ktime_t not_before, ktime_t deadline, gfp_t gfp);
-int tdispatch_submit_opts(struct tdispatch *d, u64 id, void *payload,
+int tdispatch_submit_with(struct tdispatch *d, u64 id, void *payload,
 			  const struct tdispatch_submit_opts *o, gfp_t gfp);
 int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it);
 int tdispatch_batch_set_result(struct tdispatch_batch *b, unsigned int i,
 			       enum tdispatch_result res);
 int tdispatch_cancel(struct tdispatch *d, u64 id);
-int tdispatch_release(struct tdispatch *d, u64 id);
-int tdispatch_release_key(struct tdispatch *d, u64 key);
+int tdispatch_expedite(struct tdispatch *d, u64 id);
+int tdispatch_expedite_key(struct tdispatch *d, u64 key);
 int tdispatch_set_rate(struct tdispatch *d, unsigned int rate, unsigned int burst);
 int tdispatch_periodic_add(struct tdispatch *d, const struct tdispatch_periodic *pc);
 int tdispatch_periodic_remove(struct tdispatch *d, u64 id);

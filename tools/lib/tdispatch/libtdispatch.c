@@ -2,7 +2,7 @@
 /*
  * libtdispatch: see libtdispatch.h.  Everything here is one ioctl, read or
  * open away from the UAPI; what it adds is the size fields, the splitting
- * of long vectors, the buffers a worker needs, and the older numbering.
+ * of long vectors and the buffers a worker needs.
  */
 #include <errno.h>
 #include <sched.h>
@@ -31,22 +31,6 @@ static int tdl_ioctl(struct tdl *t, unsigned long req, void *arg)
 	return ret < 0 ? -errno : ret;
 }
 
-/*
- * A module older than delayed tasks answers only to the numbers of the
- * first versions of CREATE, SUBMIT and STATS, with their first sizes.
- */
-static int tdl_ver0(const struct tdl *t)
-{
-	return !(t->features & TDISPATCH_FEAT_DELAYED);
-}
-
-/* @req, numbered for a struct of @size bytes. */
-static unsigned long tdl_ioc_size(unsigned long req, uint32_t size)
-{
-	return (req & ~((unsigned long)_IOC_SIZEMASK << _IOC_SIZESHIFT)) |
-	       (unsigned long)size << _IOC_SIZESHIFT;
-}
-
 int tdl_open(struct tdl *t, int flags)
 {
 	int fd = open(TDL_DEV, O_RDWR | O_CLOEXEC | flags);
@@ -71,19 +55,12 @@ int tdl_adopt(struct tdl *t, int fd)
 	memset(t, 0, sizeof(*t));
 	t->fd = fd;
 	ret = tdl_ioctl(t, TDISPATCH_IOC_VERSION, &v);
-	if (ret == -ENOTTY) {
-		/* Older than module_version: only the first number. */
-		v.size = TDISPATCH_VERSION_SIZE_VER0;
-		ret = tdl_ioctl(t, tdl_ioc_size(TDISPATCH_IOC_VERSION, v.size), &v);
-	}
 	if (ret < 0) {
 		t->fd = -1;
 		return ret;
 	}
-	t->abi_version = v.abi_version;
 	t->features = v.features;
-	if (v.size >= TDISPATCH_VERSION_SIZE_VER1)
-		memcpy(t->module_version, v.module_version, sizeof(t->module_version) - 1);
+	memcpy(t->module_version, v.module_version, sizeof(t->module_version) - 1);
 	return 0;
 }
 
@@ -131,24 +108,12 @@ int tdl_create(struct tdl *t, const struct tdl_config *c)
 		.rate = c->rate,
 		.burst = c->burst,
 	};
-	unsigned long req = TDISPATCH_IOC_CREATE;
 	int ret;
 
 	if (!c->name || strlen(c->name) >= sizeof(a.name))
 		return -EINVAL;
 	memcpy(a.name, c->name, strlen(c->name));
-	if (tdl_ver0(t)) {
-		/* Its struct ends before max_delayed: those must be unset. */
-		if (c->max_attempts || c->rate || c->burst)
-			return -EOPNOTSUPP;
-		a.size = TDISPATCH_CREATE_SIZE_VER0;
-		req = tdl_ioc_size(req, a.size);
-	} else if (!(t->features & TDISPATCH_FEAT_LIFECYCLE)) {
-		if (c->max_attempts || c->rate || c->burst)
-			return -EOPNOTSUPP;
-		a.size = TDISPATCH_CREATE_SIZE_VER1;
-	}
-	ret = tdl_ioctl(t, req, &a);
+	ret = tdl_ioctl(t, TDISPATCH_IOC_CREATE, &a);
 	if (ret < 0)
 		return ret;
 	t->max_batch = c->max_batch;
@@ -181,55 +146,16 @@ int tdl_list(struct tdl *t, struct tdispatch_entry *entries, uint32_t max)
 	return ret < 0 ? ret : (int)l.count;
 }
 
-struct tdispatch_utask tdl_task(uint64_t id, const void *payload, uint32_t len)
+struct tdispatch_submit_task tdl_task(uint64_t id, const void *payload, uint32_t len)
 {
-	return (struct tdispatch_utask) {
+	return (struct tdispatch_submit_task) {
 		.id = id,
 		.payload = tdl_ptr(payload),
 		.payload_len = len,
 	};
 }
 
-/*
- * The first utask was 32 bytes and its SUBMIT had no stride: such a module
- * gets a copy of the vector cut down to that, and its statuses back.
- */
-static int tdl_submit_ver0(struct tdl *t, struct tdispatch_utask *ut, uint32_t n)
-{
-	struct tdispatch_submit s = { .size = TDISPATCH_SUBMIT_SIZE_VER0, .count = n };
-	unsigned char *v = calloc(n, TDISPATCH_UTASK_SIZE_VER0);
-	uint32_t i;
-	int ret;
-
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		if (ut[i].not_before_ns || ut[i].max_attempts || ut[i].flags) {
-			free(v);
-			return -EOPNOTSUPP;
-		}
-		memcpy(v + i * TDISPATCH_UTASK_SIZE_VER0, &ut[i], TDISPATCH_UTASK_SIZE_VER0);
-	}
-	s.tasks = tdl_ptr(v);
-	ret = tdl_ioctl(t, tdl_ioc_size(TDISPATCH_IOC_SUBMIT, s.size), &s);
-	for (i = 0; i < n; i++)
-		memcpy(&ut[i], v + i * TDISPATCH_UTASK_SIZE_VER0, TDISPATCH_UTASK_SIZE_VER0);
-	free(v);
-	return ret < 0 ? ret : (int)s.accepted;
-}
-
-/* A module with delayed tasks but not the life cycle: 40-byte tasks only. */
-static int tdl_utask_too_new(const struct tdispatch_utask *ut, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		if (ut[i].max_attempts || ut[i].flags || ut[i].watch_key)
-			return 1;
-	return 0;
-}
-
-int tdl_submit(struct tdl *t, struct tdispatch_utask *tasks, size_t count, uint32_t flags)
+int tdl_submit(struct tdl *t, struct tdispatch_submit_task *tasks, size_t count, uint32_t flags)
 {
 	size_t done = 0, i;
 	int accepted = 0;
@@ -247,19 +173,12 @@ int tdl_submit(struct tdl *t, struct tdispatch_utask *tasks, size_t count, uint3
 			.count = n,
 			.task_size = sizeof(*tasks),
 		};
-		int ret;
+		int ret = tdl_ioctl(t, TDISPATCH_IOC_SUBMIT, &s);
 
-		if (tdl_ver0(t))
-			ret = flags ? -EOPNOTSUPP : tdl_submit_ver0(t, tasks + done, n);
-		else if (!(t->features & TDISPATCH_FEAT_LIFECYCLE) &&
-			 tdl_utask_too_new(tasks + done, n))
-			ret = -EOPNOTSUPP;
-		else
-			ret = tdl_ioctl(t, TDISPATCH_IOC_SUBMIT, &s);
 		/* The statuses say what went in before it failed. */
 		if (ret < 0)
 			return ret;
-		accepted += tdl_ver0(t) ? ret : (int)s.accepted;
+		accepted += s.accepted;
 		done += n;
 	}
 	return accepted;
@@ -267,7 +186,7 @@ int tdl_submit(struct tdl *t, struct tdispatch_utask *tasks, size_t count, uint3
 
 int tdl_submit_one(struct tdl *t, uint64_t id, const void *payload, uint32_t len)
 {
-	struct tdispatch_utask ut = tdl_task(id, payload, len);
+	struct tdispatch_submit_task ut = tdl_task(id, payload, len);
 	int ret = tdl_submit(t, &ut, 1, 0);
 
 	if (ret < 0)
@@ -355,14 +274,14 @@ int tdl_cancel(struct tdl *t, uint64_t id)
 	return tdl_id_call(t, TDISPATCH_IOC_CANCEL, id);
 }
 
-int tdl_release(struct tdl *t, uint64_t id)
+int tdl_expedite(struct tdl *t, uint64_t id)
 {
-	return tdl_id_call(t, TDISPATCH_IOC_RELEASE, id);
+	return tdl_id_call(t, TDISPATCH_IOC_EXPEDITE, id);
 }
 
-int tdl_release_key(struct tdl *t, uint64_t key)
+int tdl_expedite_key(struct tdl *t, uint64_t key)
 {
-	return tdl_id_call(t, TDISPATCH_IOC_RELEASE_KEY, key);
+	return tdl_id_call(t, TDISPATCH_IOC_EXPEDITE_KEY, key);
 }
 
 int tdl_set_rate(struct tdl *t, uint32_t rate, uint32_t burst)
@@ -380,15 +299,9 @@ int tdl_query(struct tdl *t, uint64_t id, struct tdispatch_query *q)
 
 int tdl_stats(struct tdl *t, struct tdispatch_stats_user *st)
 {
-	unsigned long req = TDISPATCH_IOC_STATS;
-
 	memset(st, 0, sizeof(*st));
 	st->size = sizeof(*st);
-	if (tdl_ver0(t)) {
-		st->size = TDISPATCH_STATS_SIZE_VER0;
-		req = tdl_ioc_size(req, st->size);
-	}
-	return tdl_ioctl(t, req, st);
+	return tdl_ioctl(t, TDISPATCH_IOC_STATS, st);
 }
 
 int tdl_read_events(struct tdl *t, struct tdispatch_event *ev, size_t max)
@@ -491,18 +404,11 @@ int tdl_complete(struct tdl_worker *w, uint32_t result)
 		.results = tdl_ptr(b->results),
 		.nr_results = b->nr_results,
 	};
-	unsigned long req = TDISPATCH_IOC_COMPLETE;
 	int ret;
 
 	if (!w->t)
 		return -EBADF;
-	if (!(w->t->features & TDISPATCH_FEAT_LIFECYCLE)) {
-		if (b->nr_results)
-			return -EOPNOTSUPP;
-		c.size = TDISPATCH_COMPLETE_SIZE_VER0;
-		req = tdl_ioc_size(req, c.size);
-	}
-	ret = tdl_ioctl(w->t, req, &c);
+	ret = tdl_ioctl(w->t, TDISPATCH_IOC_COMPLETE, &c);
 	/* Still ours after another error: the caller may complete it again. */
 	if (!ret || ret == -ENOENT) {
 		b->nr = 0;

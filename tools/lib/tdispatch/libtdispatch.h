@@ -4,8 +4,8 @@
  *
  * It opens the device, creates or attaches a dispatcher, submits vectors of
  * tasks, runs a take/complete worker loop with a callback per batch, reads
- * outcome events and counters.  The structs' size fields, and the older
- * numbering of a module that predates delayed tasks, are handled inside.
+ * outcome events and counters.  The structs' size fields are handled
+ * inside.
  *
  * Every function that can fail returns a negative errno (never sets errno
  * for the caller to read); 0 or a count on success.  A struct tdl is not
@@ -29,14 +29,12 @@ extern "C" {
 /**
  * struct tdl - an open /dev/tdispatch file
  * @fd: the file descriptor; the caller may poll() it
- * @abi_version: the module's %TDISPATCH_ABI_VERSION
  * @features: the module's %TDISPATCH_FEAT_* bits
  * @max_batch: max_batch of the dispatcher tdl_create() made; 0 before
- * @module_version: the module's release, NUL-terminated ("" if older)
+ * @module_version: the module's version, NUL-terminated
  */
 struct tdl {
 	int fd;
-	uint32_t abi_version;
 	uint64_t features;
 	uint32_t max_batch;
 	char module_version[16];
@@ -154,10 +152,10 @@ int tdl_list(struct tdl *t, struct tdispatch_entry *entries, uint32_t max);
  * @payload: its bytes, 1 to %TDISPATCH_PAYLOAD_MAX
  * @len: how many
  *
- * Return: a struct tdispatch_utask with no deadline, delay or watch key;
+ * Return: a struct tdispatch_submit_task with no deadline, delay or watch key;
  * set those fields directly.
  */
-struct tdispatch_utask tdl_task(uint64_t id, const void *payload, uint32_t len);
+struct tdispatch_submit_task tdl_task(uint64_t id, const void *payload, uint32_t len);
 
 /**
  * tdl_submit() - submit a vector of tasks
@@ -168,10 +166,10 @@ struct tdispatch_utask tdl_task(uint64_t id, const void *payload, uint32_t len);
  * @flags: %TDISPATCH_SUBMIT_RELATIVE: not_before_ns is a delay
  *
  * Return: how many were accepted (see each status for the rest), or the
- * -errno of the first call that failed (-EOPNOTSUPP: a field the module
- * does not know is set); the statuses still say which tasks went in.
+ * -errno of the first call that failed; the statuses still say which tasks
+ * went in.
  */
-int tdl_submit(struct tdl *t, struct tdispatch_utask *tasks, size_t count, uint32_t flags);
+int tdl_submit(struct tdl *t, struct tdispatch_submit_task *tasks, size_t count, uint32_t flags);
 
 /**
  * tdl_submit_one() - submit one task
@@ -265,22 +263,22 @@ int tdl_kick(struct tdl *t);
 int tdl_cancel(struct tdl *t, uint64_t id);
 
 /**
- * tdl_release() - let the delayed task of an id in now
+ * tdl_expedite() - let the delayed task of an id in now
  * @t: the file
  * @id: the id
  *
  * Return: 0, or -ENOENT if no task of @id is delayed.
  */
-int tdl_release(struct tdl *t, uint64_t id);
+int tdl_expedite(struct tdl *t, uint64_t id);
 
 /**
- * tdl_release_key() - let in every delayed task that watches a key
+ * tdl_expedite_key() - let in every delayed task that watches a key
  * @t: the file
  * @key: the watch key
  *
  * Return: how many were let in, or -ENOENT if none watches @key.
  */
-int tdl_release_key(struct tdl *t, uint64_t key);
+int tdl_expedite_key(struct tdl *t, uint64_t key);
 
 /**
  * tdl_set_rate() - change the dispatcher's rate limit
@@ -335,7 +333,7 @@ int tdl_read_events(struct tdl *t, struct tdispatch_event *ev, size_t max);
 struct tdl_batch {
 	uint64_t lease;
 	uint32_t nr;
-	struct tdispatch_ltask *tasks;
+	struct tdispatch_lease_task *tasks;
 	uint8_t *buf;
 	struct tdispatch_task_result *results;
 	uint32_t nr_results;

@@ -94,7 +94,8 @@ static void drain(struct __test_metadata *_metadata, struct tdl_worker *w,
 }
 
 /* Tasks 0..n-1 of 8-byte payloads @base + i over ids i % NR_IDS. */
-static void make_tasks(struct tdispatch_utask *ut, uint64_t *pl, unsigned int n, uint64_t base)
+static void make_tasks(struct tdispatch_submit_task *ut, uint64_t *pl, unsigned int n,
+		       uint64_t base)
 {
 	unsigned int i;
 
@@ -107,7 +108,7 @@ static void make_tasks(struct tdispatch_utask *ut, uint64_t *pl, unsigned int n,
 /* A vector longer than one SUBMIT call: split, all accepted, coalesced. */
 TEST_F(lib, submit_vector_and_work)
 {
-	static struct tdispatch_utask ut[3000];
+	static struct tdispatch_submit_task ut[3000];
 	static uint64_t pl[3000];
 	struct tdispatch_stats_user st;
 	unsigned int i;
@@ -161,7 +162,7 @@ TEST_F(lib, per_task_result_and_events)
 {
 	struct tdispatch_event ev[8];
 	struct tdispatch_stats_user st;
-	struct tdispatch_utask ut[4];
+	struct tdispatch_submit_task ut[4];
 	uint64_t pl[4];
 	int n, got = 0, failed = 0, done = 0;
 
@@ -190,11 +191,11 @@ TEST_F(lib, per_task_result_and_events)
 	EXPECT_EQ(3, done);
 }
 
-/* Delayed tasks: released by id and by key, cancelled, queried. */
-TEST_F(lib, delayed_release_cancel_query)
+/* Delayed tasks: expedited by id and by key, cancelled, queried. */
+TEST_F(lib, delayed_expedite_cancel_query)
 {
 	struct tdispatch_stats_user st;
-	struct tdispatch_utask ut[5];
+	struct tdispatch_submit_task ut[5];
 	struct tdispatch_query q;
 	uint64_t pl[5];
 	unsigned int i;
@@ -202,23 +203,23 @@ TEST_F(lib, delayed_release_cancel_query)
 	make_tasks(ut, pl, 5, 50);
 	for (i = 0; i < 5; i++) {
 		ut[i].not_before_ns = 3600ULL * 1000000000ULL;	/* an hour from now */
-		ut[i].flags = i < 3 ? TDISPATCH_UTASK_WATCH : 0;
+		ut[i].flags = i < 3 ? TDISPATCH_TASK_WATCH : 0;
 		ut[i].watch_key = 77;
 	}
 	ASSERT_EQ(5, tdl_submit(&self->t, ut, 5, TDISPATCH_SUBMIT_RELATIVE));
 	ASSERT_EQ(0, tdl_query(&self->t, 4, &q));
 	EXPECT_EQ(TDISPATCH_STATE_DELAYED, q.state);
 	EXPECT_EQ(1, q.delayed);
-	EXPECT_EQ(3, tdl_release_key(&self->t, 77));
-	EXPECT_EQ(-ENOENT, tdl_release_key(&self->t, 77));
-	EXPECT_EQ(0, tdl_release(&self->t, 3));
-	EXPECT_EQ(-ENOENT, tdl_release(&self->t, 3));
+	EXPECT_EQ(3, tdl_expedite_key(&self->t, 77));
+	EXPECT_EQ(-ENOENT, tdl_expedite_key(&self->t, 77));
+	EXPECT_EQ(0, tdl_expedite(&self->t, 3));
+	EXPECT_EQ(-ENOENT, tdl_expedite(&self->t, 3));
 	EXPECT_EQ(0, tdl_cancel(&self->t, 4));
 	drain(_metadata, &self->w, &self->rec, &st);
 	EXPECT_EQ(4, st.done);
 	EXPECT_EQ(1, st.cancelled);
-	EXPECT_EQ(4, st.released);
-	EXPECT_EQ(1, st.key_releases);
+	EXPECT_EQ(4, st.expedited);
+	EXPECT_EQ(1, st.key_expedites);
 	EXPECT_EQ(0, st.delayed);
 }
 

@@ -13,10 +13,13 @@
  */
 #include <linux/slab.h>
 
+#include "dispatch.h"
 #include "internal.h"
+#include "pending.h"
+#include "periodic.h"
 #include "trace.h"
 
-void td_sup_free(struct tdispatch *d, struct td_sup *s)
+void td_periodic_reg_free(struct tdispatch *d, struct td_periodic_reg *s)
 {
 	if (s->release)
 		s->release(d, s->pr.payload);
@@ -24,7 +27,7 @@ void td_sup_free(struct tdispatch *d, struct td_sup *s)
 }
 
 /* The next time the acceptor must look at the registrations. */
-void td_sup_wake_at(struct tdispatch *d, struct td_sup *s)
+void td_periodic_reg_wake_at(struct tdispatch *d, struct td_periodic_reg *s)
 {
 	ktime_t when = td_periodic_when(&s->pr);
 
@@ -32,7 +35,7 @@ void td_sup_wake_at(struct tdispatch *d, struct td_sup *s)
 		d->periodic_next = when;
 }
 
-static void td_sup_start_run(struct tdispatch *d, struct td_sup *s, ktime_t now,
+static void td_sup_start_run(struct tdispatch *d, struct td_periodic_reg *s, ktime_t now,
 			     struct list_head *reap)
 {
 	struct tdispatch_task *t = &s->run_task;
@@ -54,28 +57,28 @@ static void td_sup_start_run(struct tdispatch *d, struct td_sup *s, ktime_t now,
 }
 
 /**
- * td_supervise() - start the runs that are due and note timeouts
+ * td_periodic_run_due() - start the runs that are due and note timeouts
  * @d: the dispatcher, locked
  * @now: the current time
  * @reap: where tasks that end are put
  *
  * Return: when to look again, KTIME_MAX for never.
  */
-ktime_t td_supervise(struct tdispatch *d, ktime_t now, struct list_head *reap)
+ktime_t td_periodic_run_due(struct tdispatch *d, ktime_t now, struct list_head *reap)
 {
-	struct td_sup *s;
+	struct td_periodic_reg *s;
 
 	lockdep_assert_held(&d->lock);
 	if (ktime_before(now, d->periodic_next))
 		return d->periodic_next;
 	d->periodic_next = KTIME_MAX;
 	list_for_each_entry(s, &d->periodic, pr.node) {
-		/* Ended, not reaped yet: td_supervise_reap() kicks us then. */
+		/* Ended, not reaped yet: td_periodic_run_reaped() kicks us then. */
 		if (s->run_busy && !s->pr.running)
 			continue;
 		if (td_periodic_tick(&s->pr, now) == TD_PERIODIC_RUN)
 			td_sup_start_run(d, s, now, reap);
-		td_sup_wake_at(d, s);
+		td_periodic_reg_wake_at(d, s);
 	}
 	return d->periodic_next;
 }
@@ -87,27 +90,27 @@ ktime_t td_supervise(struct tdispatch *d, ktime_t now, struct list_head *reap)
  *
  * Return: true if @t ended here, false if the caller files it.
  */
-bool td_supervise_task(struct tdispatch *d, struct tdispatch_task *t, int res,
-		       ktime_t now, struct list_head *reap)
+bool td_periodic_run_ended(struct tdispatch *d, struct tdispatch_task *t, int res,
+			   ktime_t now, struct list_head *reap)
 {
-	struct td_sup *s = container_of(t, struct td_sup, run_task);
+	struct td_periodic_reg *s = container_of(t, struct td_periodic_reg, run_task);
 
 	lockdep_assert_held(&d->lock);
 	if (s->pr.run == t) {
 		td_periodic_ended(&s->pr, res == TD_RESULT_REDELIVER ? -1 : res, now);
 		s->pr.run = NULL;
-		td_sup_wake_at(d, s);
+		td_periodic_reg_wake_at(d, s);
 	}
-	if (res == TDISPATCH_SUCCESS || res == TDISPATCH_PERMANENT)
+	if (res == TDISPATCH_RESULT_SUCCESS || res == TDISPATCH_RESULT_PERMANENT)
 		return false;
-	td_pending_complete(&d->pending, &t, 1, TDISPATCH_FAILED, reap);
+	td_pending_complete(&d->pending, &t, 1, TDISPATCH_OUTCOME_FAILED, reap);
 	return true;
 }
 
 /* td_reap() of a periodic run, which has no ->release() of its own. */
-void td_supervise_reap(struct tdispatch *d, struct tdispatch_task *t)
+void td_periodic_run_reaped(struct tdispatch *d, struct tdispatch_task *t)
 {
-	struct td_sup *s = container_of(t, struct td_sup, run_task);
+	struct td_periodic_reg *s = container_of(t, struct td_periodic_reg, run_task);
 	bool last, kick;
 
 	mutex_lock(&d->lock);
@@ -116,16 +119,16 @@ void td_supervise_reap(struct tdispatch *d, struct tdispatch_task *t)
 		td_periodic_ended(&s->pr, -1, ktime_get());
 		s->pr.run = NULL;
 	}
-	/* td_supervise() passed over it while busy: look at it again. */
+	/* td_periodic_run_due() passed over it while busy: look at it again. */
 	s->run_busy = false;
 	if (!s->pr.removed)
-		td_sup_wake_at(d, s);
-	last = td_sup_put(s);
+		td_periodic_reg_wake_at(d, s);
+	last = td_periodic_reg_put(s);
 	/* Its next run may now be due earlier; destroy has no acceptor left. */
 	kick = !last && !d->stopping;
 	mutex_unlock(&d->lock);
 	if (last)
-		td_sup_free(d, s);
+		td_periodic_reg_free(d, s);
 	if (kick)
 		td_kick(d);
 }

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The acceptor and the workers (dispatch.c): batches cut, processed,
+ * retried and reaped.
+ */
+#ifndef _TDISPATCH_DISPATCH_H
+#define _TDISPATCH_DISPATCH_H
+
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/tdispatch.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+struct tdispatch;
+
+/*
+ * What td_batch_work() makes of a batch that td_batch_redeliver() marked:
+ * its holder went away; back to the head of the line, no hold-off.  Never
+ * a value ->process() may return: that one is out of range.
+ */
+#define TD_RESULT_REDELIVER	TDISPATCH_NR_RESULTS
+
+int td_acceptor_fn(void *arg);
+void td_batch_work(struct work_struct *work);
+void td_reap(struct tdispatch *d, struct list_head *reap);
+void td_throttle_end(struct tdispatch *d, ktime_t now);
+void td_batch_redeliver(struct tdispatch_batch *b);
+unsigned long td_batch_filed(struct tdispatch_batch *b);
+bool td_idle(struct tdispatch *d);
+
+#endif /* _TDISPATCH_DISPATCH_H */
