@@ -70,7 +70,7 @@ struct tdispatch {
 	unsigned int wake_room;
 	/*
 	 * No window (max_delay 0): input goes straight to a worker, whose
-	 * slot's work drains it and cuts its own batch; the acceptor is left
+	 * worker's work drains it and cuts its own batch; the acceptor is left
 	 * what takes time (delays, retries, the shaper, periodic runs).
 	 */
 	bool direct;

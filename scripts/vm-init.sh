@@ -180,7 +180,7 @@ run_test_modules() {
 		n=${m##*/}
 		n=${n%.ko}
 		args=
-		[ "$n" = tdispatch_test ] && faults_on && args=fault_stress=1
+		[ "$n" = tdispatch_race_test ] && faults_on && args=fault_stress=1
 		# shellcheck disable=SC2086 # empty or one word
 		step "insmod-$n" insmod "$m" $args
 		faults_off

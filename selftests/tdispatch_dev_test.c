@@ -166,8 +166,9 @@ TEST_F(dev, unknown_ioctls_are_enotty)
 {
 	struct tdispatch_version v = { .size = sizeof(v) };
 	static const unsigned long cmds[] = {
-		_IO(TDISPATCH_IOC_MAGIC, 0x00),
+		_IOWR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version),
 		_IOR(TDISPATCH_IOC_MAGIC, 0x00, struct tdispatch_version),
+		_IO(TDISPATCH_IOC_MAGIC, 0x12),
 		_IOWR(TDISPATCH_IOC_MAGIC, 0x7f, struct tdispatch_version),
 		_IOWR(TDISPATCH_IOC_MAGIC, 0xff, __u64),
 		_IOWR(TDISPATCH_IOC_MAGIC + 1, 0x00, struct tdispatch_version),

@@ -278,8 +278,8 @@ TEST_F(user, no_dispatcher_is_enxio)
 TEST_F(user, unknown_ioctls_are_enotty)
 {
 	static const unsigned long cmds[] = {
-		_IO(TDISPATCH_IOC_MAGIC, 0x08),
-		_IOWR(TDISPATCH_IOC_MAGIC, 0x07, __u64),	/* STATS, wrong size */
+		_IO(TDISPATCH_IOC_MAGIC, 0x12),			/* past the last */
+		_IOWR(TDISPATCH_IOC_MAGIC, 0x07, __u64),	/* STATS with a size */
 		_IOR(TDISPATCH_IOC_MAGIC, 0x02, struct tdispatch_submit),
 		TCGETS,
 	};

@@ -2,8 +2,9 @@
 /*
  * What every benchmark module shares: it measures while it loads, writes
  * KTAP into a buffer with seq_buf, and leaves the text in
- * /sys/kernel/debug/<module>/results for "make bench" to read.  Included
- * once, by the module's only file.
+ * /sys/kernel/debug/<module>/results for "make bench" to read.  Every file
+ * of a benchmark includes it; the one with module_init() defines
+ * BENCH_MAIN first, and so holds the definitions.
  */
 #ifndef TD_BENCH_H
 #define TD_BENCH_H
@@ -20,13 +21,22 @@
 #define BENCH_OUT_SIZE	(32 * 1024)
 #endif
 
-static struct seq_buf out;
-static char *out_buf;
-static unsigned int failures;
-static struct dentry *bench_dir;
+extern struct seq_buf out;
+extern unsigned int failures;
 
 /* A failed check: the KTAP result becomes "not ok". */
-static void __printf(1, 2) fail(const char *fmt, ...)
+__printf(1, 2) void fail(const char *fmt, ...);
+/* For sort(): u64s in ascending order. */
+int cmp_u64(const void *a, const void *b);
+
+#ifdef BENCH_MAIN
+
+struct seq_buf out;
+unsigned int failures;
+static char *out_buf;
+static struct dentry *bench_dir;
+
+void fail(const char *fmt, ...)
 {
 	char line[160];
 	va_list args;
@@ -38,7 +48,7 @@ static void __printf(1, 2) fail(const char *fmt, ...)
 	seq_buf_printf(&out, "# FAIL: %s\n", line);
 }
 
-static int __maybe_unused cmp_u64(const void *a, const void *b)
+int cmp_u64(const void *a, const void *b)
 {
 	u64 x = *(const u64 *)a, y = *(const u64 *)b;
 
@@ -80,5 +90,7 @@ static void bench_exit(void)
 	debugfs_remove_recursive(bench_dir);
 	vfree(out_buf);
 }
+
+#endif /* BENCH_MAIN */
 
 #endif /* TD_BENCH_H */

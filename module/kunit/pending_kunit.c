@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of the pending set (pending.c): order, coalescing, the
- * bound, batches, expiry, per-id exclusion, cancel and the id hash's
- * size.  delayed_kunit.c tests its delayed tasks.
+ * bound, batches, expiry, per-id exclusion and cancel.  delayed_kunit.c
+ * tests its delayed tasks, ids_kunit.c its id hash.
  */
 #include "pending_kunit.h"
 
@@ -32,72 +32,6 @@ static void td_test_add_keeps_order(struct kunit *test)
 }
 
 /* As the acceptor resizes the id hash. */
-static void td_resize(struct td_kunit *k)
-{
-	unsigned int bits = td_ids_bits(&k->p.ids, k->p.ids.nr);
-	struct tdispatch_task **nb = NULL;
-
-	if (bits == k->p.ids.bits)
-		return;
-	if (bits > TD_IDS_MIN_BITS) {
-		nb = kvcalloc(1U << bits, sizeof(*nb), GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(k->test, nb);
-	}
-	kvfree(td_ids_move(&k->p.ids, nb, bits));
-}
-
-/*
- * The id hash grows past two tasks a bucket and shrinks back when they go,
- * with tasks in every state: pending, in flight, waiting and delayed.
- */
-static void td_test_ids_resize(struct kunit *test)
-{
-	struct td_kunit *k = td_setup(test, 1024, 4);
-	struct tdispatch_task *w;
-	unsigned int i, nr = 600;
-	struct td_batch b;
-
-	for (i = 1; i <= nr; i++)
-		td_add(k, i, 100);
-	td_cut(k, &b, 100, TD_IDS(1, 2, 3, 4));
-	w = td_add(k, 2, 100);
-	for (i = 1; i <= 10; i++)
-		td_add_later(k, i, 1000, 100);
-	KUNIT_EXPECT_EQ(test, k->p.ids.bits, TD_IDS_MIN_BITS);
-	td_resize(k);
-	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 11));
-	KUNIT_EXPECT_PTR_NE(test, k->p.ids.bucket, &k->p.ids.first[0]);
-	for (i = 1; i <= nr; i++) {
-		KUNIT_EXPECT_NOT_NULL(test, td_pending_lookup(&k->p, i));
-		if (i <= 10)
-			KUNIT_EXPECT_NOT_NULL(test, td_pending_lookup_delayed(&k->p, i));
-	}
-	KUNIT_EXPECT_PTR_EQ(test, td_pending_waiter(&k->p, 2), w);
-	td_check(k);
-	/* Between one in four and two a bucket: no change. */
-	td_resize(k);
-	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(nr + 11));
-	/* Below one in four: a smaller allocated array. */
-	for (i = 100; i <= nr; i++)
-		td_cancel(k, i);
-	td_resize(k);
-	KUNIT_EXPECT_EQ(test, k->p.ids.bits, order_base_2(99 + 11));
-	KUNIT_EXPECT_PTR_NE(test, k->p.ids.bucket, &k->p.ids.first[0]);
-	td_check(k);
-	/* The in-flight batch ends: its waiter moves up, in the new buckets. */
-	td_complete(k, &b, TDISPATCH_OUTCOME_DONE);
-	td_expect_lookup(k, 2, w);
-	KUNIT_EXPECT_EQ(test, w->state, TD_TASK_PENDING);
-	td_pending_cancel_all(&k->p, &k->reap);
-	td_check(k);
-	td_resize(k);
-	KUNIT_EXPECT_EQ(test, k->p.ids.bits, TD_IDS_MIN_BITS);
-	KUNIT_EXPECT_PTR_EQ(test, k->p.ids.bucket, &k->p.ids.first[0]);
-	td_add(k, 7, 200);
-	td_expect_lookup(k, 7, list_first_entry(&k->p.order, struct tdispatch_task, order));
-	td_pending_free(&k->p);
-}
-
 static void td_test_coalesce(struct kunit *test)
 {
 	struct td_kunit *k = td_setup(test, 8, 4);
@@ -575,7 +509,6 @@ static void td_test_cancel_all(struct kunit *test)
 }
 
 static struct kunit_case td_pending_cases[] = {
-	KUNIT_CASE(td_test_ids_resize),
 	KUNIT_CASE(td_test_add_keeps_order),
 	KUNIT_CASE(td_test_coalesce),
 	{}

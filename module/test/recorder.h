@@ -36,7 +36,7 @@ struct tcase {
 	int failures;
 };
 
-static void __printf(2, 3) t_log(struct tcase *t, const char *fmt, ...)
+static inline __printf(2, 3) void t_log(struct tcase *t, const char *fmt, ...)
 {
 	char line[192];
 	va_list args;
@@ -47,8 +47,8 @@ static void __printf(2, 3) t_log(struct tcase *t, const char *fmt, ...)
 	seq_buf_printf(&ktap, "# %s: %s\n", t->name, line);
 }
 
-static bool t_check(struct tcase *t, bool ok, int line, const char *what,
-		    long long a, long long b, bool eq)
+static inline bool t_check(struct tcase *t, bool ok, int line, const char *what,
+			   long long a, long long b, bool eq)
 {
 	if (ok)
 		return true;
@@ -220,13 +220,13 @@ static struct recorder *rec_start(struct tcase *t, const struct tdispatch_config
 	return r;
 }
 
-static void rec_free(struct recorder *r)
+static inline void rec_free(struct recorder *r)
 {
 	bitmap_free(r->busy);
 	kfree(r);
 }
 
-static unsigned int rec_count(struct recorder *r, enum tdispatch_outcome o)
+static inline unsigned int rec_count(struct recorder *r, enum tdispatch_outcome o)
 {
 	unsigned int n;
 
@@ -236,7 +236,7 @@ static unsigned int rec_count(struct recorder *r, enum tdispatch_outcome o)
 	return n;
 }
 
-static bool rec_wait_released(struct tcase *t, struct recorder *r, unsigned int n)
+static inline bool rec_wait_released(struct tcase *t, struct recorder *r, unsigned int n)
 {
 	return T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= n,
 					      WAIT_LIMIT));
@@ -249,7 +249,7 @@ static inline bool rec_wait_batches(struct tcase *t, struct recorder *r, unsigne
 }
 
 /* The accounting equation, on a live snapshot. */
-static void check_stats(struct tcase *t, struct tdispatch_stats *st)
+static inline void check_stats(struct tcase *t, struct tdispatch_stats *st)
 {
 	T_EXPECT_EQ(t, st->accepted, st->queued + st->delayed + st->pending + st->in_flight +
 		    st->done + st->failed + st->overridden + st->expired +
@@ -260,8 +260,8 @@ static void check_stats(struct tcase *t, struct tdispatch_stats *st)
  * Destroy, then check that every accepted task was released exactly once,
  * with the outcome the counters gave it.
  */
-static void rec_finish(struct tcase *t, struct recorder *r,
-		       enum tdispatch_destroy_mode mode)
+static inline void rec_finish(struct tcase *t, struct recorder *r,
+			      enum tdispatch_destroy_mode mode)
 {
 	struct tdispatch_stats st;
 	int ret;
@@ -284,13 +284,13 @@ static void rec_finish(struct tcase *t, struct recorder *r,
 	rec_free(r);
 }
 
-static int submit(struct recorder *r, u64 id, unsigned long payload)
+static inline int submit(struct recorder *r, u64 id, unsigned long payload)
 {
 	return tdispatch_submit(r->d, id, (void *)payload, 0, GFP_KERNEL);
 }
 
 /* tdispatch_cancel() drains every earlier submission into the pending set. */
-static void td_sync(struct tcase *t, struct recorder *r)
+static inline void td_sync(struct tcase *t, struct recorder *r)
 {
 	T_EXPECT_EQ(t, tdispatch_cancel(r->d, SYNC_ID), -ENOENT);
 }

@@ -11,8 +11,9 @@
  * memory a waiting task costs.  The id lookup that replace and cancel by
  * id need is the same for every candidate, so it is left out.
  *
- * The fourth candidate is tdispatch's own delayed set, module/wheel.c,
- * included here whole: the code measured is the code that runs.
+ * The candidates are in timer_structs.c; the third is tdispatch's own
+ * delayed set, module/wheel.c, built in: the code measured is the code
+ * that runs.
  *
  * "fire" is from the first to the last of N entries due at one instant;
  * "last late" from their due time to the last: it holds what is paid
@@ -35,10 +36,9 @@
 #include <linux/utsname.h>
 #include <linux/vmalloc.h>
 
+#define BENCH_MAIN
 #include "bench.h"
-#include "../wheel.h"
-/* The wheel tdispatch.ko uses, built into this module too. */
-#include "../wheel.c"
+#include "timer_bench.h"
 
 static unsigned int max_tasks = 1000000;
 module_param(max_tasks, uint, 0444);
@@ -53,7 +53,7 @@ MODULE_PARM_DESC(reps, "interleaved runs, of which the median counts (default 5,
  * Firing many hrtimers at one instant runs every callback in one hard
  * interrupt; a million of them would hold interrupts off for seconds.
  */
-static unsigned int hrtimer_fire_max = 100000;
+unsigned int hrtimer_fire_max = 100000;
 module_param(hrtimer_fire_max, uint, 0444);
 MODULE_PARM_DESC(hrtimer_fire_max, "most hrtimers fired at once (default 100000)");
 
@@ -71,7 +71,7 @@ static s64 *bench_lat;
 static DECLARE_COMPLETION(bench_done);
 
 /* Timer callbacks, and the rbtree's acceptor, report each firing here. */
-static void bench_fired(u64 id, u64 due)
+void td_bench_fired(u64 id, u64 due)
 {
 	unsigned int n;
 
@@ -90,7 +90,7 @@ static void bench_fired(u64 id, u64 due)
 	}
 }
 
-static bool bench_wait(void)
+bool td_bench_wait(void)
 {
 	return wait_for_completion_timeout(&bench_done, FIRE_TIMEOUT);
 }
@@ -100,7 +100,7 @@ static bool bench_wait(void)
  * @pop fires what is due and returns the next due time (U64_MAX: none
  * left), then the thread sleeps until then, with the acceptor's slack.
  */
-static bool pop_wait(struct mutex *lock, u64 (*pop)(u64 now))
+bool td_pop_wait(struct mutex *lock, u64 (*pop)(u64 now))
 {
 	for (;;) {
 		ktime_t until;
@@ -118,261 +118,8 @@ static bool pop_wait(struct mutex *lock, u64 (*pop)(u64 now))
 }
 
 /* The jiffy and the time that wheel expiries are computed from. */
-static unsigned long base_j;
-static u64 base_ns;
-
-/* ---- 1: a timer_list per task, in the timer wheel ------------------------ */
-
-struct wheel_ent {
-	struct timer_list timer;
-	u64 id;
-	u64 due;
-};
-
-static void wheel_fn(struct timer_list *t)
-{
-	struct wheel_ent *w = from_timer(w, t, timer);
-
-	bench_fired(w->id, w->due);
-}
-
-static void wheel_insert(void *e, u64 id, u64 due)
-{
-	struct wheel_ent *w = e;
-
-	w->id = id;
-	w->due = due;
-	timer_setup(&w->timer, wheel_fn, 0);
-	/*
-	 * Round up, and add one for the part of the current jiffy already
-	 * gone, so that the timer never runs before @due.
-	 */
-	w->timer.expires = base_j + 1 +
-		nsecs_to_jiffies64(due - base_ns + TICK_NSEC - 1);
-	add_timer(&w->timer);
-}
-
-static bool wheel_cancel(void *e)
-{
-	return timer_delete(&((struct wheel_ent *)e)->timer);
-}
-
-static void wheel_sync(void *e)
-{
-	timer_delete_sync(&((struct wheel_ent *)e)->timer);
-}
-
-/* ---- 2: an rbtree by due time, popped by the acceptor -------------------- */
-
-struct rb_ent {
-	struct rb_node node;
-	u64 id;
-	u64 due;	/* no sequence: rb_add_cached() puts equal keys right */
-};
-
-/* Stands for the dispatcher's mutex, under which the tree would live. */
-static DEFINE_MUTEX(rb_lock);
-static struct rb_root_cached rb_root = RB_ROOT_CACHED;
-
-static bool rb_less(struct rb_node *a, const struct rb_node *b)
-{
-	return rb_entry(a, struct rb_ent, node)->due <
-	       rb_entry(b, struct rb_ent, node)->due;
-}
-
-static void rb_insert(void *e, u64 id, u64 due)
-{
-	struct rb_ent *r = e;
-
-	r->id = id;
-	r->due = due;
-	mutex_lock(&rb_lock);
-	rb_add_cached(&r->node, &rb_root, rb_less);
-	mutex_unlock(&rb_lock);
-}
-
-static bool rb_cancel(void *e)
-{
-	struct rb_ent *r = e;
-	bool waiting;
-
-	mutex_lock(&rb_lock);
-	waiting = !RB_EMPTY_NODE(&r->node);
-	if (waiting) {
-		rb_erase_cached(&r->node, &rb_root);
-		RB_CLEAR_NODE(&r->node);
-	}
-	mutex_unlock(&rb_lock);
-	return waiting;
-}
-
-static void rb_sync(void *e)
-{
-	rb_cancel(e);
-}
-
-static void rb_init(void *e)
-{
-	RB_CLEAR_NODE(&((struct rb_ent *)e)->node);
-}
-
-/* The acceptor's loop, reduced to popping due entries and sleeping. */
-/* Fire what is due at @now; the next due time still waiting, or U64_MAX. */
-static u64 rb_pop(u64 now)
-{
-	struct rb_node *node;
-
-	while ((node = rb_first_cached(&rb_root))) {
-		struct rb_ent *r = rb_entry(node, struct rb_ent, node);
-
-		if (r->due > now)
-			return r->due;
-		rb_erase_cached(node, &rb_root);
-		RB_CLEAR_NODE(node);
-		bench_fired(r->id, r->due);
-	}
-	return U64_MAX;
-}
-
-static bool rb_wait(void)
-{
-	return pop_wait(&rb_lock, rb_pop);
-}
-
-/* ---- 3: tdispatch's wheel with an exact near window ---------------------- */
-
-struct wh_ent {
-	struct td_wheel_node node;	/* .due 0 while not waiting */
-	u64 id;
-};
-
-/* As rb_lock: the dispatcher's mutex, under which the wheel lives. */
-static DEFINE_MUTEX(wh_lock);
-static struct td_wheel wh;
-
-static void wh_init(void *e)
-{
-	((struct wh_ent *)e)->node.due = 0;
-}
-
-static void wh_insert(void *e, u64 id, u64 due)
-{
-	struct wh_ent *w = e;
-
-	w->id = id;
-	w->node.due = due;
-	mutex_lock(&wh_lock);
-	td_wheel_add(&wh, &w->node);
-	mutex_unlock(&wh_lock);
-}
-
-static bool wh_cancel(void *e)
-{
-	struct wh_ent *w = e;
-	bool waiting;
-
-	mutex_lock(&wh_lock);
-	waiting = w->node.due;
-	if (waiting) {
-		td_wheel_del(&wh, &w->node);
-		w->node.due = 0;
-	}
-	mutex_unlock(&wh_lock);
-	return waiting;
-}
-
-static void wh_sync(void *e)
-{
-	wh_cancel(e);
-}
-
-/* rb_wait() with the wheel: move it on, pop what is due, sleep. */
-static u64 wh_pop(u64 now)
-{
-	struct td_wheel_node *e;
-
-	td_wheel_advance(&wh, now);
-	while ((e = td_wheel_first(&wh)) && e->due <= now) {
-		u64 due = e->due;
-
-		td_wheel_del(&wh, e);
-		e->due = 0;
-		bench_fired(container_of(e, struct wh_ent, node)->id, due);
-	}
-	return td_wheel_next(&wh);
-}
-
-static bool wh_wait(void)
-{
-	return pop_wait(&wh_lock, wh_pop);
-}
-
-/* ---- 4: an hrtimer per task ---------------------------------------------- */
-
-struct hr_ent {
-	struct hrtimer timer;	/* its expiry is the due time */
-	u64 id;
-};
-
-static enum hrtimer_restart hr_fn(struct hrtimer *t)
-{
-	struct hr_ent *h = container_of(t, struct hr_ent, timer);
-
-	bench_fired(h->id, ktime_to_ns(hrtimer_get_expires(t)));
-	return HRTIMER_NORESTART;
-}
-
-static void hr_insert(void *e, u64 id, u64 due)
-{
-	struct hr_ent *h = e;
-
-	h->id = id;
-	/* hrtimer_setup() only came in 6.13; hrtimer_init() is in 6.1 and 6.12. */
-	hrtimer_init(&h->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
-	h->timer.function = hr_fn;
-	hrtimer_start(&h->timer, ns_to_ktime(due), HRTIMER_MODE_ABS_HARD);
-}
-
-static bool hr_cancel(void *e)
-{
-	return hrtimer_try_to_cancel(&((struct hr_ent *)e)->timer) == 1;
-}
-
-static void hr_sync(void *e)
-{
-	hrtimer_cancel(&((struct hr_ent *)e)->timer);
-}
-
-/* ---- the driver ---------------------------------------------------------- */
-
-struct cand {
-	const char *name;
-	const char *cache_name;
-	unsigned int size;
-	unsigned int *fire_max;
-	struct kmem_cache *cache;
-	void (*init)(void *e);		/* once allocated, if needed */
-	void (*insert)(void *e, u64 id, u64 due);
-	bool (*cancel)(void *e);	/* true if it was waiting */
-	void (*sync)(void *e);		/* nothing runs on it afterwards */
-	bool (*wait)(void);		/* until bench_target have fired */
-};
-
-static struct cand cands[] = {
-	{ .name = "timer_list", .cache_name = "td_bench_timer_list",
-	  .size = sizeof(struct wheel_ent), .insert = wheel_insert,
-	  .cancel = wheel_cancel, .sync = wheel_sync, .wait = bench_wait },
-	{ .name = "rbtree", .cache_name = "td_bench_rbtree",
-	  .size = sizeof(struct rb_ent), .init = rb_init, .insert = rb_insert,
-	  .cancel = rb_cancel, .sync = rb_sync, .wait = rb_wait },
-	{ .name = "wheel", .cache_name = "td_bench_td_wheel",
-	  .size = sizeof(struct wh_ent), .init = wh_init, .insert = wh_insert,
-	  .cancel = wh_cancel, .sync = wh_sync, .wait = wh_wait },
-	{ .name = "hrtimer", .cache_name = "td_bench_hrtimer",
-	  .size = sizeof(struct hr_ent), .fire_max = &hrtimer_fire_max,
-	  .insert = hr_insert, .cancel = hr_cancel, .sync = hr_sync,
-	  .wait = bench_wait },
-};
+unsigned long td_base_j;
+u64 td_base_ns;
 
 static const unsigned int sizes[] = { 1000, 100000, 1000000 };
 
@@ -383,8 +130,8 @@ struct row {
 };
 
 /* Every run's figures; rows[] gets their medians. */
-static struct row runs[REPS_MAX][ARRAY_SIZE(cands)][ARRAY_SIZE(sizes)];
-static struct row rows[ARRAY_SIZE(cands)][ARRAY_SIZE(sizes)];
+static struct row runs[REPS_MAX][NR_CANDS][ARRAY_SIZE(sizes)];
+static struct row rows[NR_CANDS][ARRAY_SIZE(sizes)];
 static unsigned int cur_rep;
 /* The wheel's median p99 lateness (the worse window) and early firings. */
 static s64 wheel_p99;
@@ -392,8 +139,8 @@ static unsigned int wheel_early;
 
 static void set_base(void)
 {
-	base_ns = ktime_get_ns();
-	base_j = jiffies;	/* after the time, so expiries can only be later */
+	td_base_ns = ktime_get_ns();
+	td_base_j = jiffies;	/* after the time, so expiries can only be later */
 }
 
 static void arm_for(struct cand *c, unsigned int target, int mode)
@@ -443,7 +190,7 @@ static void run_one(struct cand *c, void **ents, unsigned int n, struct row *r)
 	set_base();
 	t = ktime_get_ns();
 	for (i = 0; i < n; i++) {
-		c->insert(ents[i], i, base_ns + offs[i]);
+		c->insert(ents[i], i, td_base_ns + offs[i]);
 		maybe_resched(i);
 	}
 	r->insert = ktime_get_ns() - t;
@@ -468,7 +215,7 @@ static void run_one(struct cand *c, void **ents, unsigned int n, struct row *r)
 	/* All due at one instant, far enough ahead that inserting ends first. */
 	r->nfire = c->fire_max ? min(n, *c->fire_max) : n;
 	arm_for(c, r->nfire, MODE_FIRE);
-	due = base_ns + 20 * NSEC_PER_MSEC + 3 * div_u64(r->insert, n) * r->nfire;
+	due = td_base_ns + 20 * NSEC_PER_MSEC + 3 * div_u64(r->insert, n) * r->nfire;
 	for (i = 0; i < r->nfire; i++) {
 		c->insert(ents[i], i, due);
 		maybe_resched(i);
@@ -510,19 +257,19 @@ struct lat {
 };
 
 /* Every round's lateness figures, interleaved as the others are. */
-static struct lat lats[REPS_MAX][ARRAY_SIZE(cands)][ARRAY_SIZE(spreads)];
+static struct lat lats[REPS_MAX][NR_CANDS][ARRAY_SIZE(spreads)];
 /* A round that did not fire all its tasks: no medians are taken. */
 static bool lat_failed;
 
 /* Fire LAT_TASKS spread over the @sp'th window and note their lateness. */
 static void run_lateness(struct cand *c, void **ents, unsigned int sp)
 {
-	struct lat *l = &lats[cur_rep][c - cands][sp];
+	struct lat *l = &lats[cur_rep][c - td_cands][sp];
 	unsigned int i, from = spreads[sp].from, spread = spreads[sp].spread;
 
 	arm_for(c, LAT_TASKS, MODE_LATENESS);
 	for (i = 0; i < LAT_TASKS; i++)
-		c->insert(ents[i], i, base_ns + from * NSEC_PER_MSEC +
+		c->insert(ents[i], i, td_base_ns + from * NSEC_PER_MSEC +
 			  (u64)rng_below(spread * USEC_PER_MSEC) * NSEC_PER_USEC);
 	if (!c->wait()) {
 		fail("%s lateness: %d of %u fired", c->name,
@@ -569,7 +316,7 @@ static void print_lateness(unsigned int nr)
 	seq_buf_printf(&out, "\n| structure | due in | lateness p50 us | p99 us | ");
 	seq_buf_printf(&out, "p99 min us | p99 max us | max us | early |\n");
 	seq_buf_printf(&out, "|---|---|---|---|---|---|---|---|\n");
-	for (c = 0; c < ARRAY_SIZE(cands); c++) {
+	for (c = 0; c < NR_CANDS; c++) {
 		for (sp = 0; sp < ARRAY_SIZE(spreads); sp++) {
 			s64 p50, p99, lo, hi, worst, unused;
 			unsigned int early = 0;
@@ -579,7 +326,7 @@ static void print_lateness(unsigned int nr)
 			lat_stats(c, sp, offsetof(struct lat, max), nr, &unused, &unused, &worst);
 			for (i = 0; i < nr; i++)
 				early += lats[i][c][sp].early;
-			seq_buf_printf(&out, "| %s | %u-%u ms |", cands[c].name,
+			seq_buf_printf(&out, "| %s | %u-%u ms |", td_cands[c].name,
 				       spreads[sp].from, spreads[sp].from + spreads[sp].spread);
 			print_us(p50);
 			print_us(p99);
@@ -587,7 +334,7 @@ static void print_lateness(unsigned int nr)
 			print_us(hi);
 			print_us(worst);
 			seq_buf_printf(&out, " %u |\n", early);
-			if (cands[c].wait == wh_wait) {
+			if (c == CAND_WHEEL) {
 				wheel_p99 = max(wheel_p99, p99);
 				wheel_early += early;
 			}
@@ -630,7 +377,7 @@ static void sizes_fn(struct cand *c, void **ents, unsigned int n)
 	unsigned int s;
 
 	for (s = 0; s < ARRAY_SIZE(sizes) && sizes[s] <= n; s++) {
-		struct row *r = &runs[cur_rep][c - cands][s];
+		struct row *r = &runs[cur_rep][c - td_cands][s];
 
 		r->n = sizes[s];
 		run_one(c, ents, r->n, r);
@@ -653,7 +400,7 @@ static void take_medians(unsigned int nr)
 {
 	unsigned int c, s;
 
-	for (c = 0; c < ARRAY_SIZE(cands); c++) {
+	for (c = 0; c < NR_CANDS; c++) {
 		for (s = 0; s < ARRAY_SIZE(sizes); s++) {
 			struct row *r = &rows[c][s];
 
@@ -698,34 +445,34 @@ static void print_tables(void)
 	seq_buf_printf(&out, "fire ns/task | last late us | bytes/task |\n");
 	seq_buf_printf(&out, "|---|---|---|---|---|---|---|\n");
 	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
-		for (c = 0; c < ARRAY_SIZE(cands); c++) {
+		for (c = 0; c < NR_CANDS; c++) {
 			struct row *r = &rows[c][s];
 
 			if (!r->n)
 				continue;
 			big = s;
-			seq_buf_printf(&out, "| %s | %u |", cands[c].name, r->n);
+			seq_buf_printf(&out, "| %s | %u |", td_cands[c].name, r->n);
 			print_per_task(r->insert, r->n, " |");
 			print_per_task(r->cancel, r->n, " |");
 			print_per_task(r->fire, r->nfire, r->nfire == r->n ? " |" : " * |");
 			print_us(r->late);
-			seq_buf_printf(&out, " %u |\n", kmem_cache_size(cands[c].cache));
+			seq_buf_printf(&out, " %u |\n", kmem_cache_size(td_cands[c].cache));
 		}
 	}
 	seq_buf_printf(&out, "# * fired only %u at once, see hrtimer_fire_max\n",
 		       hrtimer_fire_max);
 	seq_buf_printf(&out, "# ratio vs timer_list at N=%u (insert/cancel/fire/bytes):",
 		       rows[0][big].n);
-	for (c = 1; c < ARRAY_SIZE(cands); c++) {
+	for (c = 1; c < NR_CANDS; c++) {
 		struct row *r = &rows[c][big], *w = &rows[0][big];
 
-		seq_buf_printf(&out, " %s ", cands[c].name);
+		seq_buf_printf(&out, " %s ", td_cands[c].name);
 		print_ratio(r->insert, r->n, w->insert, w->n, '/');
 		print_ratio(r->cancel, r->n, w->cancel, w->n, '/');
 		print_ratio(r->fire, r->nfire, w->fire, w->nfire, '/');
-		print_ratio(kmem_cache_size(cands[c].cache), 1,
-			    kmem_cache_size(cands[0].cache), 1,
-			    c + 1 < ARRAY_SIZE(cands) ? ';' : '\n');
+		print_ratio(kmem_cache_size(td_cands[c].cache), 1,
+			    kmem_cache_size(td_cands[0].cache), 1,
+			    c + 1 < NR_CANDS ? ';' : '\n');
 	}
 }
 
@@ -742,8 +489,7 @@ static void print_targets(void)
 	unsigned int s, w = 0;
 	struct row *a, *b;
 
-	while (cands[w].wait != wh_wait)
-		w++;
+	w = CAND_WHEEL;
 	for (s = 0; s + 1 < ARRAY_SIZE(sizes) && rows[0][s + 1].n; s++)
 		;
 	a = &rows[w][s];
@@ -755,8 +501,8 @@ static void print_targets(void)
 	print_target("cancel", div64_u64(a->cancel * 100, max(b->cancel, 1ULL)), 150, "x");
 	print_target("lateness p99", max(wheel_p99, 0LL) / (NSEC_PER_MSEC / 100), 100, " ms");
 	print_target("early", wheel_early * 100, 0, "");
-	print_target("bytes", 100 * kmem_cache_size(cands[w].cache) /
-		     kmem_cache_size(cands[0].cache), 100, "x");
+	print_target("bytes", 100 * kmem_cache_size(td_cands[w].cache) /
+		     kmem_cache_size(td_cands[0].cache), 100, "x");
 }
 
 static int bench_run(void)
@@ -778,21 +524,21 @@ static int bench_run(void)
 		goto out;
 
 	reps = clamp(reps, 1U, REPS_MAX);
-	td_wheel_init(&wh);
+	td_wh_reset();
 	seq_buf_printf(&out, "# kernel %s, HZ=%d, %u CPUs, median of %u interleaved runs\n",
 		       utsname()->release, HZ, num_online_cpus(), reps);
-	for (c = 0; c < ARRAY_SIZE(cands); c++) {
-		cands[c].cache = kmem_cache_create(cands[c].cache_name, cands[c].size,
-						   0, 0, NULL);
-		if (!cands[c].cache)
+	for (c = 0; c < NR_CANDS; c++) {
+		td_cands[c].cache = kmem_cache_create(td_cands[c].cache_name, td_cands[c].size,
+						      0, 0, NULL);
+		if (!td_cands[c].cache)
 			goto out;
-		seq_buf_printf(&out, "# %s: sizeof %u, kmem_cache_size %u\n", cands[c].name,
-			       cands[c].size, kmem_cache_size(cands[c].cache));
+		seq_buf_printf(&out, "# %s: sizeof %u, kmem_cache_size %u\n", td_cands[c].name,
+			       td_cands[c].size, kmem_cache_size(td_cands[c].cache));
 	}
 	/* Interleaved, so that a busy spell on the host hits all of them. */
 	for (cur_rep = 0; cur_rep < reps; cur_rep++) {
-		for (c = 0; c < ARRAY_SIZE(cands); c++) {
-			ret = with_entries(&cands[c], ents, n, sizes_fn);
+		for (c = 0; c < NR_CANDS; c++) {
+			ret = with_entries(&td_cands[c], ents, n, sizes_fn);
 			if (ret)
 				goto out;
 		}
@@ -805,8 +551,8 @@ static int bench_run(void)
 	 */
 	sched_set_fifo_low(current);
 	for (cur_rep = 0; !ret && !lat_failed && cur_rep < reps; cur_rep++)
-		for (c = 0; !ret && !lat_failed && c < ARRAY_SIZE(cands); c++)
-			ret = with_entries(&cands[c], ents, LAT_TASKS, lateness_fn);
+		for (c = 0; !ret && !lat_failed && c < NR_CANDS; c++)
+			ret = with_entries(&td_cands[c], ents, LAT_TASKS, lateness_fn);
 	sched_set_normal(current, 0);
 	if (!ret && lat_failed)
 		ret = -ETIMEDOUT;
@@ -814,11 +560,11 @@ static int bench_run(void)
 		goto out;
 	print_lateness(reps);
 	print_targets();
-	if (td_wheel_any(&wh))
+	if (!td_wh_empty())
 		fail("the wheel still holds entries");
 out:
-	for (c = 0; c < ARRAY_SIZE(cands); c++)
-		kmem_cache_destroy(cands[c].cache);
+	for (c = 0; c < NR_CANDS; c++)
+		kmem_cache_destroy(td_cands[c].cache);
 	vfree(bench_lat);
 	vfree(offs);
 	vfree(ents);

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine benchmark's offered load (engine_main.c): ids, paced
+ * producers, and one run of a variant at a rate.
+ */
+#include "bench.h"
+#include "engine.h"
+
+/* ---- ids ------------------------------------------------------------------ */
+
+const char *const dist_names[NR_D] = { "rr", "uniform", "zipf" };
+const unsigned int id_spaces[NR_SPACES] = { 1024, 1000000 };
+
+/* Zipf (s = 1) samples for each producer, ranks scattered over the ids. */
+u32 *zipf_seq[MAX_PRODUCERS];
+
+static u64 rng_next(u64 *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+static u32 rng_below(u64 *s, u32 ceil)
+{
+	return (rng_next(s) >> 32) * ceil >> 32;
+}
+
+int zipf_fill(unsigned int n, unsigned int np)
+{
+	u64 *cdf = vmalloc(array_size(n, sizeof(u64))), total = 0, s = 0x9e3779b97f4a7c15ULL;
+	unsigned int p, i;
+
+	if (!cdf)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		total += div_u64(1ULL << 40, i + 1);
+		cdf[i] = total;
+	}
+	for (p = 0; p < np; p++) {
+		for (i = 0; i < ZIPF_SEQ; i++) {
+			unsigned int lo = 0, hi = n - 1;
+			u64 r;
+
+			div64_u64_rem(rng_next(&s), total, &r);
+			while (lo < hi) {
+				unsigned int mid = (lo + hi) / 2;
+
+				if (cdf[mid] > r)
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			/* 2654435761 is prime to 2 and 5: a bijection on n ids. */
+			zipf_seq[p][i] = (u32)(((u64)lo * 2654435761ULL) % n);
+		}
+	}
+	vfree(cdf);
+	return 0;
+}
+
+/* ---- producers -------------------------------------------------------------- */
+
+struct producer {
+	struct task_struct *task;
+	struct variant *v;
+	unsigned int index, dist;
+	u64 rate;		/* its share, submissions/s */
+	u64 rng;
+	u64 accepted, refused;
+	u64 submit_ns, timed;	/* every 16th submit call, timed */
+};
+
+static struct producer prods[MAX_PRODUCERS];
+unsigned int nr_prods;
+static DECLARE_COMPLETION(go);
+static DECLARE_COMPLETION(producers_done);
+static atomic_t producers_left;
+static u64 run_start, run_end;
+
+static unsigned int next_id(struct producer *p, u64 k)
+{
+	switch (p->dist) {
+	case D_RR:
+		return (u32)((k + (u64)p->index * nr_objs / nr_prods) % nr_objs);
+	case D_UNIFORM:
+		return rng_below(&p->rng, nr_objs);
+	default:
+		return zipf_seq[p->index][k % ZIPF_SEQ];
+	}
+}
+
+static void submit_one(struct producer *p, u64 k)
+{
+	struct obj *o = &objs[next_id(p, k)];
+	u64 t = 0, ver;
+	bool sampled = false;
+	int ret;
+
+	if (!(k % sample_every) && !READ_ONCE(o->stamp_ver))
+		t = ktime_get_ns();
+	/* The change; fully ordered, so a peek at a pending flag after it is safe. */
+	ver = atomic64_inc_return(&o->ver);
+	if (t && !cmpxchg(&o->stamp_ver, 0, ver)) {
+		WRITE_ONCE(o->stamp, t);
+		sampled = true;
+	}
+	if ((k & 15) == 8) {
+		u64 t0 = ktime_get_ns();
+
+		ret = p->v->submit(o, ver);
+		p->submit_ns += ktime_get_ns() - t0;
+		p->timed++;
+	} else {
+		ret = p->v->submit(o, ver);
+	}
+	if (!ret) {
+		p->accepted++;
+		return;
+	}
+	p->refused++;
+	if (sampled && xchg(&o->stamp, 0)) {
+		/* Given back as obj_process() does: the stamp cleared first. */
+		smp_store_release(&o->stamp_ver, 0);
+	}
+}
+
+static int producer_fn(void *arg)
+{
+	struct producer *p = arg;
+	u64 k = 0, now, due, ticks = 0;
+	ktime_t next;
+
+	wait_for_completion(&go);
+	for (;;) {
+		now = ktime_get_ns();
+		if (now >= run_end)
+			break;
+		due = div64_u64((now - run_start) * p->rate, NSEC_PER_SEC);
+		while (k < due)
+			submit_one(p, k++);
+		next = ns_to_ktime(run_start + ++ticks * tick_us * NSEC_PER_USEC);
+		if (ktime_to_ns(next) > now) {
+			set_current_state(TASK_UNINTERRUPTIBLE);
+			schedule_hrtimeout_range(&next, 0, HRTIMER_MODE_ABS);
+		} else {
+			cond_resched();
+		}
+	}
+	if (atomic_dec_and_test(&producers_left))
+		complete(&producers_done);
+	/* Wait for kthread_stop(), so that the module outlives this thread. */
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/* ---- one run ---------------------------------------------------------------- */
+
+/* Every online CPU's idle time in ns, or U64_MAX where it is not kept. */
+static u64 idle_ns(void)
+{
+	u64 sum = 0, us;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		us = get_cpu_idle_time_us(cpu, NULL);
+		if (us == (u64)-1)
+			return U64_MAX;
+		sum += us * NSEC_PER_USEC;
+		us = get_cpu_iowait_time_us(cpu, NULL);
+		if (us != (u64)-1)
+			sum += us * NSEC_PER_USEC;
+	}
+	return sum;
+}
+
+static int start_producers(struct variant *v, unsigned int dist, u64 rate)
+{
+	unsigned int cpu, np = 0;
+
+	reinit_completion(&go);
+	reinit_completion(&producers_done);
+	for_each_online_cpu(cpu) {
+		struct producer *p = &prods[np];
+		struct task_struct *t;
+
+		if (np == nr_prods)
+			break;
+		memset(p, 0, sizeof(*p));
+		p->v = v;
+		p->index = np;
+		p->dist = dist;
+		p->rate = div_u64(rate + nr_prods - 1 - np, nr_prods);
+		p->rng = (u64)get_random_u32() << 32 | get_random_u32() | 1;
+		t = kthread_create_on_cpu(producer_fn, p, cpu, "td_eb_prod/%u");
+		if (IS_ERR(t)) {
+			while (np--)
+				kthread_stop(prods[np].task);
+			return PTR_ERR(t);
+		}
+		p->task = t;
+		np++;
+	}
+	atomic_set(&producers_left, np);
+	for (cpu = 0; cpu < np; cpu++)
+		wake_up_process(prods[cpu].task);
+	return 0;
+}
+
+static void clear_objects(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_objs; i++) {
+		struct obj *o = &objs[i];
+
+		atomic64_set(&o->ver, 0);
+		o->done_ver = 0;
+		o->stamp_ver = 0;
+		o->stamp = 0;
+		if (!(i & 4095))
+			cond_resched();
+	}
+}
+
+/*
+ * Every object's newest version processed.  With a payload per change,
+ * two producers may hand in their versions out of order, and the one
+ * handed in last is what is processed: there, every payload must be
+ * processed or replaced instead.
+ */
+static bool all_fresh(struct variant *v, const struct result *r)
+{
+	unsigned int i;
+
+	if (v == &variants[V_NONE])
+		return true;
+	if (v->alloc)
+		return atomic64_read(&processed) + atomic64_read(&replaced) == r->accepted;
+
+	for (i = 0; i < nr_objs; i++)
+		if (READ_ONCE(objs[i].done_ver) != atomic64_read(&objs[i].ver))
+			return false;
+	return true;
+}
+
+void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
+{
+	unsigned long end;
+	u64 idle0, idle1, t;
+	unsigned int i;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	clear_objects();
+	atomic_set(&lat_n, 0);
+	atomic64_set(&processed, 0);
+	atomic64_set(&replaced, 0);
+	atomic64_set(&lost, 0);
+	WRITE_ONCE(last_processed, 0);
+
+	ret = v->setup();
+	if (ret) {
+		fail("%s: setup: %d", v->name, ret);
+		r->lost = true;
+		goto out;
+	}
+	ret = start_producers(v, dist, rate);
+	if (ret) {
+		fail("%s: producers: %d", v->name, ret);
+		r->lost = true;
+		goto out;
+	}
+	idle0 = idle_ns();
+	run_start = ktime_get_ns();
+	run_end = run_start + (u64)run_ms * NSEC_PER_MSEC;
+	complete_all(&go);
+	wait_for_completion(&producers_done);
+	r->processed_run = atomic64_read(&processed);
+	for (i = 0, t = 0; i < nr_prods; i++) {
+		kthread_stop(prods[i].task);
+		r->accepted += prods[i].accepted;
+		r->refused += prods[i].refused;
+		r->submit_ns += prods[i].submit_ns;
+		t += prods[i].timed;
+	}
+	r->submit_ns = div64_u64(r->submit_ns, max_t(u64, t, 1));
+	/*
+	 * Until every object's newest version is processed; the CPU time is
+	 * read before the check, whose scan of every object is the bench's.
+	 */
+	end = jiffies + DRAIN_TIMEOUT;
+	for (;;) {
+		bool idle = v->idle();
+
+		t = ktime_get_ns();
+		idle1 = idle_ns();
+		if (idle && all_fresh(v, r))
+			break;
+		if (time_after(jiffies, end)) {
+			r->lost = true;
+			break;
+		}
+		usleep_range(200, 400);
+	}
+	r->run_ns = max(READ_ONCE(last_processed), run_end) - run_start;
+	if (idle0 == U64_MAX || idle1 == U64_MAX)
+		r->busy_ns = U64_MAX;
+	else
+		r->busy_ns = (t - run_start) * num_online_cpus() - min(idle1 - idle0,
+			(t - run_start) * num_online_cpus());
+	r->processed = atomic64_read(&processed);
+	r->nlat = min_t(unsigned int, atomic_read(&lat_n), LAT_MAX);
+	if (r->nlat) {
+		sort(lat, r->nlat, sizeof(*lat), cmp_u64, NULL);
+		r->p50 = lat[r->nlat / 2];
+		r->p99 = lat[r->nlat * 99 / 100];
+		r->max = lat[r->nlat - 1];
+	}
+	if (r->refused)
+		fail("%s %s/%u rate %llu: %llu submissions refused", v->name, dist_names[dist],
+		     nr_objs, rate, r->refused);
+	if (atomic64_read(&lost))
+		r->lost = true;
+	if (r->lost)
+		fail("%s %s/%u rate %llu: objects left unprocessed or stale", v->name,
+		     dist_names[dist], nr_objs, rate);
+out:
+	v->teardown();
+}

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tdispatch life test: items submitted again while they wait or run,
+ * per-task results, attempts, expedite and the rate limit, through the
+ * exported API.
+ * Drives the exported API with a recording processor, as Eureka's batcher
+ * tests do with their RecordingProcessor, on every kernel (KUnit is not
+ * built into the stock ones).  The cases run at load; their KTAP is in
+ * /sys/kernel/debug/tdispatch_life_test/results.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/bitmap.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/seq_buf.h>
+#include <linux/slab.h>
+#include <linux/stop_machine.h>
+#include <linux/tdispatch.h>
+#include <linux/timer.h>
+#include <linux/vmalloc.h>
+
+/* The most max_buffer and burst may be, as the API documents them. */
+#define MAX_BUFFER_LIMIT	BIT(20)
+
+#include "recorder.h"
+
+/* Calls of tdispatch_batch_set_result() with bad arguments that failed. */
+static atomic_t bad_marks;
+
+/* A batch of four: the second task retries, the third fails, the rest done. */
+static enum tdispatch_result mark_some(struct recorder *r, struct tdispatch_batch *b,
+				       unsigned int nth)
+{
+	if (b->nr != 4)
+		return TDISPATCH_RESULT_SUCCESS;
+	tdispatch_batch_set_result(b, 1, TDISPATCH_RESULT_CONGESTION);
+	tdispatch_batch_set_result(b, 1, TDISPATCH_RESULT_TRANSIENT);
+	tdispatch_batch_set_result(b, 2, TDISPATCH_RESULT_PERMANENT);
+	if (tdispatch_batch_set_result(b, 4, TDISPATCH_RESULT_PERMANENT) == -EINVAL)
+		atomic_inc(&bad_marks);
+	if (tdispatch_batch_set_result(b, 0, TDISPATCH_NR_RESULTS) == -EINVAL)
+		atomic_inc(&bad_marks);
+	return TDISPATCH_RESULT_SUCCESS;
+}
+
+static void test_per_task_results_retry_only_what_failed(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned int i;
+
+	cfg.max_batch = 4;
+	cfg.max_delay_ns = 20 * NSEC_PER_MSEC;
+	/* Longer than max_delay: the retry falls due while it holds. */
+	cfg.transient_delay_ns = 100 * NSEC_PER_MSEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	atomic_set(&bad_marks, 0);
+	r->gated = true;
+	r->decide = mark_some;
+	T_EXPECT_EQ(t, submit(r, 100, 100), 0);
+	gate_wait_entered(t, r);
+	for (i = 1; i <= 4; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	td_sync(t, r);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 5)) {
+		/* The gate's batch, the four, then the retry of id 2 alone. */
+		T_EXPECT_EQ(t, r->nr_rec, 3);
+		T_EXPECT_EQ(t, r->rec[1].nr, 4);
+		T_EXPECT_EQ(t, r->rec[2].nr, 1);
+		T_EXPECT_EQ(t, r->rec[2].first_id, 2);
+		T_EXPECT_EQ(t, r->rec[2].first_attempts, 1);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 4);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_FAILED], 1);
+		T_EXPECT_EQ(t, atomic_read(&bad_marks), 2);
+		tdispatch_get_stats(r->d, &st);
+		T_EXPECT_EQ(t, st.retries, 1);
+		T_EXPECT_EQ(t, st.failed, 1);
+		/* The batch said SUCCESS; the shaper heard its worst task. */
+		T_EXPECT_EQ(t, st.results[TDISPATCH_RESULT_SUCCESS], 3);
+		T_EXPECT_EQ(t, st.holdoffs, 1);
+		T_EXPECT(t, ktime_ms_delta(r->rec[2].start, r->rec[1].end) >= 100);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static enum tdispatch_result transient_always(struct recorder *r, struct tdispatch_batch *b,
+					      unsigned int nth)
+{
+	return TDISPATCH_RESULT_TRANSIENT;
+}
+
+static void test_max_attempts_end_exhausted(struct tcase *t)
+{
+	struct tdispatch_submit_opts once = { .max_attempts = 1 };
+	struct tdispatch_submit_opts bad = { .max_attempts = TDISPATCH_MAX_ATTEMPTS + 1 };
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+
+	cfg.max_attempts = 3;
+	cfg.transient_delay_ns = NSEC_PER_MSEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->decide = transient_always;
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 2, NULL, &bad, GFP_KERNEL), -EINVAL);
+	T_EXPECT_EQ(t, submit(r, 1, 1), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 2, (void *)2, &once, GFP_KERNEL), 0);
+	if (rec_wait_released(t, r, 2)) {
+		/* Three attempts of id 1, one of id 2. */
+		T_EXPECT_EQ(t, r->nr_rec, 4);
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_EXHAUSTED], 2);
+		tdispatch_get_stats(r->d, &st);
+		T_EXPECT_EQ(t, st.exhausted, 2);
+		T_EXPECT_EQ(t, st.failed, 2);
+		T_EXPECT_EQ(t, st.retries, 2);
+		T_EXPECT_EQ(t, st.rejected, 1);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/* tdispatch_expedite_key() lets watchers in 256 at a time. */
+#define TD_MANY_WATCHERS	600
+
+static void test_expedite_lets_a_delayed_task_in(struct tcase *t)
+{
+	struct tdispatch_submit_opts watch = { .watch = true, .watch_key = 9 };
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	ktime_t later;
+	unsigned int i;
+
+	cfg.max_delayed = 1024;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	later = ktime_add_ns(ktime_get(), 60 * NSEC_PER_SEC);
+	T_EXPECT_EQ(t, tdispatch_submit_delayed(r->d, 5, (void *)5, later, 0, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_expedite(r->d, 6), -ENOENT);
+	T_EXPECT_EQ(t, tdispatch_expedite(r->d, 5), 0);
+	if (rec_wait_released(t, r, 1)) {
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 1);
+		T_EXPECT_EQ(t, r->payload_of[5], 5);
+	}
+	T_EXPECT_EQ(t, tdispatch_expedite(r->d, 5), -ENOENT);
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.expedited, 1);
+	T_EXPECT_EQ(t, st.delayed, 0);
+
+	/* Two tasks watch key 9 (one of them due at once, so not really). */
+	watch.not_before = later;
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 6, (void *)6, &watch, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 7, (void *)7, &watch, GFP_KERNEL), 0);
+	watch.not_before = 0;
+	T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 8, (void *)8, &watch, GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_expedite_key(r->d, 10), -ENOENT);
+	T_EXPECT_EQ(t, tdispatch_expedite_key(r->d, 9), 2);
+	if (rec_wait_released(t, r, 4))
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 4);
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.expedited, 3);
+	T_EXPECT_EQ(t, st.key_expedites, 1);
+
+	/*
+	 * More watchers than one chunk of the expedite, most of them still on
+	 * the input lists: one call lets every one in, counted once.
+	 */
+	watch.watch_key = 11;
+	watch.not_before = later;
+	for (i = 0; i < TD_MANY_WATCHERS; i++)
+		T_EXPECT_EQ(t, tdispatch_submit_with(r->d, 100 + i, (void *)1, &watch,
+						     GFP_KERNEL), 0);
+	T_EXPECT_EQ(t, tdispatch_expedite_key(r->d, 11), TD_MANY_WATCHERS);
+	if (rec_wait_released(t, r, 4 + TD_MANY_WATCHERS))
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 4 + TD_MANY_WATCHERS);
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.expedited, 3 + TD_MANY_WATCHERS);
+	T_EXPECT_EQ(t, st.key_expedites, 2);
+	T_EXPECT_EQ(t, st.delayed, 0);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/*
+ * 40 tasks at 200 a second in bursts of 4: never faster than the bucket
+ * lets them go; while it holds them they wait pending and still coalesce.
+ */
+static void test_rate_limit_paces_batches(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	ktime_t start;
+	unsigned int i;
+
+	cfg.max_batch = 4;
+	cfg.rate = 200;
+	cfg.burst = 4;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	start = ktime_get();
+	for (i = 0; i < 40; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	if (rec_wait_released(t, r, 40)) {
+		/* 4 at once, then 36 more at 5 ms each. */
+		T_EXPECT(t, ktime_ms_delta(ktime_get(), start) >= 175);
+		for (i = 0; i < min_t(unsigned int, r->nr_rec, MAX_RECORDS); i++)
+			T_EXPECT(t, r->rec[i].nr <= 4);
+	}
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT(t, st.throttled_ns > 0);
+	T_EXPECT_EQ(t, st.rate, 200);
+	T_EXPECT_EQ(t, st.burst, 4);
+
+	/* One a second: what comes meanwhile waits, and coalesces. */
+	T_EXPECT_EQ(t, tdispatch_set_rate(r->d, 1, MAX_BUFFER_LIMIT + 1), -EINVAL);
+	T_EXPECT_EQ(t, tdispatch_set_rate(r->d, 1, 1), 0);
+	T_EXPECT_EQ(t, submit(r, 50, 50), 0);
+	for (i = 0; i < 5; i++)
+		T_EXPECT_EQ(t, submit(r, 100, 100 + i), 0);
+	td_sync(t, r);
+	T_EXPECT_EQ(t, tdispatch_set_rate(r->d, 0, 0), 0);
+	if (rec_wait_released(t, r, 46)) {
+		T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_OVERRIDDEN], 4);
+		T_EXPECT_EQ(t, r->payload_of[100], 104);
+	}
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.rate, 0);
+	T_EXPECT_EQ(t, st.burst, 4);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/*
+ * Drain and destroy: every item submission was released once, unless it
+ * merged into one waiting; @done of them were processed.
+ */
+static void item_finish(struct tcase *t, struct recorder *r, unsigned int merged,
+			unsigned int done)
+{
+	struct tdispatch_stats st;
+
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	T_EXPECT_EQ(t, r->released + merged, st.accepted);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_DONE), done);
+	T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
+	rec_free(r);
+}
+
+/*
+ * Items: embedded, nothing allocated.  Submitted while processed, an item
+ * runs once more after; submitted again while it waits, it merges (counted
+ * accepted and overridden at once); ->release() once per time it leaves.
+ */
+static void test_item_submitted_while_processed_runs_again(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	struct tdispatch_item it;
+	struct tdispatch_stats st;
+	int i;
+
+	if (!r)
+		return;
+	r->gated = true;
+	tdispatch_item_init(&it, 7, NULL);
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it), 0);
+	if (!T_EXPECT(t, wait_for_completion_timeout(&r->entered, WAIT_LIMIT)))
+		goto out;
+	/* In ->process() now: the first goes round again, the others merge. */
+	for (i = 0; i < 3; i++)
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it), 0);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, st.accepted, 4);
+	T_EXPECT_EQ(t, st.overridden, 2);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 2)) {
+		T_EXPECT_EQ(t, r->nr_rec, 2);
+		T_EXPECT_EQ(t, r->rec[1].first_id, 7);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_DONE), 2);
+		tdispatch_get_stats(r->d, &st);
+		check_stats(t, &st);
+		T_EXPECT_EQ(t, st.done, 2);
+	}
+out:
+	complete(&r->gate);
+	item_finish(t, r, 2, 2);
+	/* Free again once released: it may be submitted to another one. */
+	T_EXPECT_EQ(t, READ_ONCE(it.task.item_state), 0);
+}
+
+static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_item *it;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned int i, round;
+
+	cfg.max_batch = 64;
+	cfg.max_delay_ns = 10 * NSEC_PER_SEC;	/* they wait: nothing is cut */
+	it = kcalloc(16, sizeof(*it), GFP_KERNEL);
+	r = it ? rec_start(t, &cfg) : NULL;
+	if (!r) {
+		kfree(it);
+		return;
+	}
+	for (i = 0; i < 16; i++)
+		tdispatch_item_init(&it[i], i, NULL);
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < 16; i++)
+			T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
+	/* A plain task of an item's id replaces it, as a newer task does. */
+	T_EXPECT_EQ(t, submit(r, 3, 0x33), 0);
+	td_sync(t, r);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, st.accepted, 49);
+	T_EXPECT_EQ(t, st.overridden, 33);
+	T_EXPECT_EQ(t, st.pending, 16);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_OVERRIDDEN), 1);
+	/* Ended as overridden, it is free and may go again: it merges no more. */
+	T_EXPECT_EQ(t, READ_ONCE(it[3].task.item_state), 0);
+	item_finish(t, r, 32, 16);
+	for (i = 0; i < 16; i++)
+		T_EXPECT_EQ(t, READ_ONCE(it[i].task.item_state), 0);
+	kfree(it);
+}
+
+static const struct td_case cases[] = {
+	CASE(item_submitted_while_processed_runs_again),
+	CASE(items_waiting_merge_and_yield_to_tasks),
+	CASE(per_task_results_retry_only_what_failed),
+	CASE(max_attempts_end_exhausted),
+	CASE(expedite_lets_a_delayed_task_in),
+	CASE(rate_limit_paces_batches),
+};
+
+static int __init tdispatch_life_test_init(void)
+{
+	return td_run_cases(cases, ARRAY_SIZE(cases));
+}
+
+static void __exit tdispatch_life_test_exit(void)
+{
+	td_cases_exit();
+}
+
+module_init(tdispatch_life_test_init);
+module_exit(tdispatch_life_test_exit);
+MODULE_DESCRIPTION("tdispatch API tests: items and the task life cycle");
+MODULE_LICENSE("GPL");

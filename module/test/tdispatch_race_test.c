@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tdispatch race test: submitters in every context and on every CPU,
+ * races with destroy, items, per-id exclusion under load and the stress.
+ * Drives the exported API with a recording processor, as Eureka's batcher
+ * tests do with their RecordingProcessor, on every kernel (KUnit is not
+ * built into the stock ones).  The cases run at load; their KTAP is in
+ * /sys/kernel/debug/tdispatch_race_test/results.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/bitmap.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/seq_buf.h>
+#include <linux/slab.h>
+#include <linux/stop_machine.h>
+#include <linux/tdispatch.h>
+#include <linux/timer.h>
+#include <linux/vmalloc.h>
+
+static unsigned int stress_tasks = 1000000;
+module_param(stress_tasks, uint, 0444);
+MODULE_PARM_DESC(stress_tasks, "tasks the stress case submits in all (default 1000000)");
+static bool fault_stress;
+module_param(fault_stress, bool, 0444);
+MODULE_PARM_DESC(fault_stress,
+		 "run the stress once more with the producers' allocations failing (the harness sets up failslab with task-filter)");
+
+#include "recorder.h"
+
+/* Submissions from interrupt context. */
+struct irq_submitter {
+	struct hrtimer hrt;
+	struct timer_list timer;
+	struct recorder *r;
+	int ret;
+	bool in_context;
+	struct completion done;
+};
+
+static enum hrtimer_restart irq_submit_hard(struct hrtimer *h)
+{
+	struct irq_submitter *s = container_of(h, struct irq_submitter, hrt);
+
+	s->in_context = in_hardirq();
+	s->ret = tdispatch_submit(s->r->d, 1, (void *)1, 0, GFP_ATOMIC);
+	complete(&s->done);
+	return HRTIMER_NORESTART;
+}
+
+static void irq_submit_soft(struct timer_list *tl)
+{
+	struct irq_submitter *s = from_timer(s, tl, timer);
+
+	s->in_context = in_serving_softirq();
+	s->ret = tdispatch_submit(s->r->d, 2, (void *)2, 0, GFP_ATOMIC);
+	complete(&s->done);
+}
+
+static void test_submit_from_irq_contexts(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	struct irq_submitter s = { .r = r, .ret = -1 };
+
+	if (!r)
+		return;
+	init_completion(&s.done);
+	hrtimer_init_on_stack(&s.hrt, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	s.hrt.function = irq_submit_hard;
+	hrtimer_start(&s.hrt, ms_to_ktime(1), HRTIMER_MODE_REL_HARD);
+	T_EXPECT(t, wait_for_completion_timeout(&s.done, WAIT_LIMIT));
+	hrtimer_cancel(&s.hrt);
+	destroy_hrtimer_on_stack(&s.hrt);
+	T_EXPECT(t, s.in_context);
+	T_EXPECT_EQ(t, s.ret, 0);
+
+	reinit_completion(&s.done);
+	s.ret = -1;
+	s.in_context = false;
+	timer_setup_on_stack(&s.timer, irq_submit_soft, 0);
+	mod_timer(&s.timer, jiffies + 1);
+	T_EXPECT(t, wait_for_completion_timeout(&s.done, WAIT_LIMIT));
+	del_timer_sync(&s.timer);
+	destroy_timer_on_stack(&s.timer);
+	T_EXPECT(t, s.in_context);
+	T_EXPECT_EQ(t, s.ret, 0);
+
+	if (rec_wait_released(t, r, 2)) {
+		T_EXPECT_EQ(t, r->payload_of[1], 1);
+		T_EXPECT_EQ(t, r->payload_of[2], 2);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/*
+ * Under stop_machine() every online CPU runs this at once with interrupts
+ * off, so the acceptor cannot drain while the CPUs fill their lists.
+ */
+static unsigned int burst_round;
+
+static int submit_burst_stopped(void *arg)
+{
+	struct recorder *r = arg;
+	unsigned int cpu = smp_processor_id(), i;
+
+	for (i = 0; i < 10; i++)
+		if (tdispatch_submit(r->d, cpu * 100 + burst_round * 20 + i, (void *)1,
+				     0, GFP_ATOMIC))
+			atomic_inc(&r->overlaps);	/* fails the case */
+	return 0;
+}
+
+static void test_wakeup_only_on_first_add_and_arrival_order(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	unsigned int cpus = num_online_cpus(), round, i, j;
+	struct tdispatch_stats st;
+
+	if (!r)
+		return;
+	for (round = 1; round <= 2; round++) {
+		burst_round = round;
+		T_EXPECT_EQ(t, stop_machine(submit_burst_stopped, r, cpu_online_mask), 0);
+		/* One wakeup per CPU list that went from empty to non-empty. */
+		tdispatch_get_stats(r->d, &st);
+		T_EXPECT_EQ(t, st.wakeups, round * cpus);
+		if (!rec_wait_released(t, r, round * 10 * cpus))
+			break;
+	}
+	/* Each CPU's tasks were processed in the order that CPU added them. */
+	for (i = 0; i < r->nr_rec && i < MAX_RECORDS; i++)
+		for (j = 0; j < i; j++)
+			if (r->rec[j].first_id / 100 == r->rec[i].first_id / 100 &&
+			    r->rec[j].first_id % 100 >= r->rec[i].first_id % 100 &&
+			    r->rec[j].first_id != r->rec[i].first_id)
+				T_EXPECT(t, false);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/* Producers that run until submission fails, on every CPU. */
+struct producer {
+	struct task_struct *task;
+	struct recorder *r;
+	unsigned int seed_cpu;
+	unsigned long todo;		/* 0: until an error other than ENOBUFS */
+	unsigned long accepted;
+	unsigned long busy;		/* -ENOBUFS seen */
+	unsigned long nomem;		/* -ENOMEM seen (injected faults) */
+	bool faults;			/* under fault injection: -ENOMEM is expected */
+	int last_err;
+	struct completion done;
+};
+
+static int producer_fn(void *arg)
+{
+	struct producer *p = arg;
+	struct recorder *r = p->r;
+
+#ifdef CONFIG_FAULT_INJECTION
+	/* failslab and fail_page_alloc with task-filter fail only this thread. */
+	current->make_it_fail = p->faults;
+#endif
+	while (!p->todo || p->accepted < p->todo) {
+		u64 id = get_random_u32_below(4096);
+		void *payload = NULL;
+		int ret;
+
+		/* Some real payloads: ->release() must free each exactly once. */
+		if (r->free_payloads && !(p->accepted % r->free_payloads)) {
+			payload = kmalloc(16, GFP_KERNEL);
+			if (!payload)
+				continue;
+		}
+		ret = tdispatch_submit(r->d, id, payload, 0, GFP_KERNEL);
+		/* Yield now and then: the acceptor and workers need the CPU. */
+		if (!(p->accepted % 64))
+			cond_resched();
+		if (!ret) {
+			p->accepted++;
+			continue;
+		}
+		kfree(payload);
+		if (ret == -ENOMEM && p->faults) {
+			p->nomem++;
+			continue;
+		}
+		if (ret != -ENOBUFS) {
+			p->last_err = ret;
+			break;
+		}
+		p->busy++;
+		cond_resched();
+	}
+	complete_all(&p->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(HZ);
+	return 0;
+}
+
+static struct producer *producers_start_faults(struct tcase *t, struct recorder *r,
+					       unsigned long per_cpu, bool faults,
+					       unsigned int *nr)
+{
+	struct producer *p;
+	unsigned int cpu, n = 0;
+
+	p = kcalloc(nr_cpu_ids, sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return NULL;
+	for_each_online_cpu(cpu) {
+		p[n].r = r;
+		p[n].todo = per_cpu;
+		p[n].faults = faults;
+		init_completion(&p[n].done);
+		p[n].task = kthread_create_on_cpu(producer_fn, &p[n], cpu, "tdtest/%u");
+		if (IS_ERR(p[n].task)) {
+			T_EXPECT(t, false);
+			break;
+		}
+		wake_up_process(p[n].task);
+		n++;
+	}
+	*nr = n;
+	return p;
+}
+
+static inline struct producer *producers_start(struct tcase *t, struct recorder *r,
+					       unsigned long per_cpu, unsigned int *nr)
+{
+	return producers_start_faults(t, r, per_cpu, false, nr);
+}
+
+static unsigned long producers_stop(struct producer *p, unsigned int nr)
+{
+	unsigned long accepted = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		wait_for_completion(&p[i].done);
+		kthread_stop(p[i].task);
+		accepted += p[i].accepted;
+	}
+	return accepted;
+}
+
+/*
+ * Racing destroy the documented way: submitters load the dispatcher from a
+ * pointer under rcu_read_lock() and submit in bursts inside the section;
+ * the destroyer clears the pointer, then destroys.  Each submission is
+ * accepted (and then released exactly once) or gets -ESHUTDOWN, and none
+ * touches the freed dispatcher (KASAN on the debug kernel).
+ */
+static unsigned int race_rounds = 100;
+module_param(race_rounds, uint, 0444);
+
+struct racer {
+	struct task_struct *task;
+	struct tdispatch __rcu **slot;
+	unsigned long accepted;
+	unsigned long shutdown;
+	unsigned long other;
+};
+
+static int racer_fn(void *arg)
+{
+	struct racer *rc = arg;
+
+	while (!kthread_should_stop()) {
+		struct tdispatch *d;
+		unsigned int i;
+
+		rcu_read_lock();
+		d = rcu_dereference(*rc->slot);
+		for (i = 0; d && i < 256; i++) {
+			int ret = tdispatch_submit(d, get_random_u32_below(512), NULL, 0,
+						   GFP_ATOMIC | __GFP_NOWARN);
+
+			if (!ret) {
+				rc->accepted++;
+			} else if (ret == -ESHUTDOWN) {
+				rc->shutdown++;
+				break;
+			} else if (ret != -ENOBUFS && ret != -ENOMEM) {
+				rc->other++;
+			}
+		}
+		rcu_read_unlock();
+		cond_resched();
+	}
+	return 0;
+}
+
+static unsigned long racers_accepted(struct racer *rc, unsigned int nr)
+{
+	unsigned long n = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		n += READ_ONCE(rc[i].accepted);
+	return n;
+}
+
+static void test_submit_races_destroy(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	static struct tdispatch __rcu *slot;
+	unsigned long shutdown = 0, other = 0;
+	unsigned int cpu, nr = 0, round, i;
+	struct racer *rc;
+
+	cfg.workers = 2;
+	cfg.max_batch = 16;
+	rc = kcalloc(nr_cpu_ids, sizeof(*rc), GFP_KERNEL);
+	if (!T_EXPECT(t, rc))
+		return;
+	for_each_online_cpu(cpu) {
+		rc[nr].slot = &slot;
+		rc[nr].task = kthread_create_on_cpu(racer_fn, &rc[nr], cpu, "tdrace/%u");
+		if (!T_EXPECT(t, !IS_ERR(rc[nr].task)))
+			break;
+		wake_up_process(rc[nr].task);
+		nr++;
+	}
+	for (round = 0; round < race_rounds && !t->failures; round++) {
+		struct recorder *r = rec_start(t, &cfg);
+		unsigned long before;
+
+		if (!r)
+			break;
+		before = racers_accepted(rc, nr);
+		rcu_assign_pointer(slot, r->d);
+		/* Let them get going, then pull the dispatcher from under them. */
+		wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= 64, WAIT_LIMIT);
+		RCU_INIT_POINTER(slot, NULL);
+		T_EXPECT_EQ(t, tdispatch_destroy(r->d, round & 1 ? TDISPATCH_DRAIN :
+						 TDISPATCH_DISCARD, HZ), 0);
+		/* Destroy waited out every section that had the pointer. */
+		T_EXPECT_EQ(t, r->released, racers_accepted(rc, nr) - before);
+		T_EXPECT_EQ(t, atomic_read(&r->overlaps), 0);
+		rec_free(r);
+	}
+	for (i = 0; i < nr; i++) {
+		kthread_stop(rc[i].task);
+		shutdown += rc[i].shutdown;
+		other += rc[i].other;
+	}
+	t_log(t, "%u rounds, %lu tasks accepted, %lu submissions met -ESHUTDOWN", round,
+	      racers_accepted(rc, nr), shutdown);
+	T_EXPECT_EQ(t, other, 0);
+	/* Bursts straddle the destroy: some must have met it. */
+	T_EXPECT(t, shutdown > 0);
+	kfree(rc);
+}
+
+static enum tdispatch_result random_result(struct recorder *r,
+					   struct tdispatch_batch *b,
+					   unsigned int nth)
+{
+	u32 x = get_random_u32_below(100);
+
+	if (x < 70)
+		return TDISPATCH_RESULT_SUCCESS;
+	if (x < 80)
+		return TDISPATCH_RESULT_CONGESTION;
+	if (x < 90)
+		return TDISPATCH_RESULT_TRANSIENT;
+	return TDISPATCH_RESULT_PERMANENT;
+}
+
+static void test_per_id_exclusion_under_concurrency(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	struct producer *p;
+	unsigned int nr;
+
+	cfg.workers = 4;
+	cfg.max_batch = 4;
+	cfg.congestion_delay_ns = 100 * NSEC_PER_USEC;
+	cfg.transient_delay_ns = 100 * NSEC_PER_USEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->decide = random_result;
+	p = producers_start(t, r, 5000, &nr);
+	if (!p)
+		return;
+	producers_stop(p, nr);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT(t, r->max_running <= 4);
+	kfree(p);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/*
+ * A million tasks from every CPU, random results; with @faults the
+ * producers' allocations fail at random too, and each failure must be an
+ * -ENOMEM the producer sees, never a task lost or leaked.
+ */
+static void stress_million_tasks(struct tcase *t, bool faults)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	unsigned long accepted, nomem = 0;
+	struct recorder *r;
+	struct producer *p;
+	unsigned int i, nr, checks = 0;
+	ktime_t start = ktime_get();
+	s64 ms;
+
+	cfg.name = "stress";
+	cfg.workers = 4;
+	cfg.max_batch = 64;
+	cfg.max_buffer = 8192;
+	cfg.max_delay_ns = NSEC_PER_MSEC;
+	cfg.congestion_delay_ns = 100 * NSEC_PER_USEC;
+	cfg.transient_delay_ns = 100 * NSEC_PER_USEC;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->decide = random_result;
+	r->free_payloads = 16;
+	p = producers_start_faults(t, r, DIV_ROUND_UP(stress_tasks, num_online_cpus()),
+				   faults, &nr);
+	if (!p)
+		return;
+	/* The equation holds on every snapshot, also mid-flight. */
+	while (!wait_for_completion_timeout(&p[0].done, HZ / 10)) {
+		tdispatch_get_stats(r->d, &st);
+		check_stats(t, &st);
+		checks++;
+	}
+	accepted = producers_stop(p, nr);
+	for (i = 0; i < nr; i++)
+		nomem += p[i].nomem;
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT(t, accepted >= stress_tasks);
+	T_EXPECT_EQ(t, st.accepted, accepted);
+	T_EXPECT(t, st.overridden > 0);
+	if (faults)
+		T_EXPECT(t, nomem > 0);
+	ms = ktime_ms_delta(ktime_get(), start);
+	t_log(t, "submitted %lu on %u CPUs in %lld ms, %u mid-run snapshots, %lu injected -ENOMEM",
+	      accepted, nr, ms, checks, nomem);
+	t_log(t, "done %llu failed %llu overridden %llu dropped %llu expired %llu",
+	      st.done, st.failed, st.overridden, st.dropped, st.expired);
+	t_log(t, "batches %llu retries %llu holdoffs %llu rejected %llu",
+	      st.batches, st.retries, st.holdoffs, st.rejected);
+	kfree(p);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+static void test_stress_million_tasks(struct tcase *t)
+{
+	stress_million_tasks(t, false);
+}
+
+static void test_stress_million_tasks_under_faults(struct tcase *t)
+{
+	if (!IS_ENABLED(CONFIG_FAILSLAB) || !fault_stress) {
+		t->skip = "no failslab set up (fault_stress=0)";
+		return;
+	}
+	stress_million_tasks(t, true);
+}
+
+static const struct td_case cases[] = {
+	CASE(wakeup_only_on_first_add_and_arrival_order),
+	CASE(submit_from_irq_contexts),
+	CASE(submit_races_destroy),
+	CASE(per_id_exclusion_under_concurrency),
+	CASE(stress_million_tasks),
+	CASE(stress_million_tasks_under_faults),
+};
+
+static int __init tdispatch_race_test_init(void)
+{
+	return td_run_cases(cases, ARRAY_SIZE(cases));
+}
+
+static void __exit tdispatch_race_test_exit(void)
+{
+	td_cases_exit();
+}
+
+module_init(tdispatch_race_test_init);
+module_exit(tdispatch_race_test_exit);
+MODULE_DESCRIPTION("tdispatch API tests: submitters in every context, races, items, stress");
+MODULE_LICENSE("GPL");
