@@ -79,8 +79,12 @@ static int bench_main(int (*run)(void))
 	ret = run();
 	if (ret)
 		fail("setup failed: %d", ret);
-	seq_buf_printf(&out, "%s 1 %s\n", failures ? "not ok" : "ok", KBUILD_MODNAME);
-	bench_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	/*
+	 * The module's name, not KBUILD_MODNAME: a module built from several
+	 * files of a subdirectory has that name's path in it.
+	 */
+	seq_buf_printf(&out, "%s 1 %s\n", failures ? "not ok" : "ok", THIS_MODULE->name);
+	bench_dir = debugfs_create_dir(THIS_MODULE->name, NULL);
 	debugfs_create_file("results", 0444, bench_dir, NULL, &results_fops);
 	return 0;
 }

@@ -71,7 +71,7 @@
  * It runs at load ("make bench"); the results are plain text in
  * /sys/kernel/debug/td_engine_bench/results, BENCH lines last.
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+#define pr_fmt(fmt) "td_engine_bench: " fmt
 
 #include <linux/atomic.h>
 #include <linux/completion.h>

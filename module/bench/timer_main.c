@@ -20,7 +20,7 @@
  * before the first fires (the timer wheel's granularity, the wheel's move
  * of the whole group into its near rbtree).
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+#define pr_fmt(fmt) "td_timer_bench: " fmt
 
 #include <linux/atomic.h>
 #include <linux/completion.h>
