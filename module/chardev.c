@@ -20,7 +20,7 @@
 #include <uapi/linux/tdispatch.h>
 
 #include "file.h"
-#include "user.h"
+#include "limits.h"
 
 /* The VERSION file's version must fit, with its NUL. */
 static_assert(sizeof(TDISPATCH_MODULE_VERSION) <=
@@ -45,6 +45,8 @@ static long td_ioctl_version(struct tdispatch_version __user *uarg)
 		return -EFAULT;
 	if (usize < sizeof(kver))
 		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
 	kver.size = min_t(u32, usize, sizeof(kver));
 	if (copy_to_user(uarg, &kver, kver.size))
 		return -EFAULT;

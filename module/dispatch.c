@@ -71,16 +71,16 @@ void td_batch_redeliver(struct tdispatch_batch *b)
 }
 
 /*
- * How many batches @b's worker has filed (counted, their ended tasks reaped
- * and their events queued).  Read while @b is being processed, the count
- * plus one is the value that says @b itself has been filed: the char
- * device's COMPLETE waits for it, so that its caller reads its own
- * completion in the counters and events.
+ * How many batches @b's worker has accounted for (counted, their ended
+ * tasks reaped and their events queued).  Read while @b is being
+ * processed, the count plus one is the value that says @b itself has been
+ * accounted for: the char device's COMPLETE waits for it, so that its
+ * caller reads its own completion in the counters and events.
  */
-unsigned long td_batch_filed(struct tdispatch_batch *b)
+unsigned long td_batch_accounted(struct tdispatch_batch *b)
 {
 	/* Pairs with the release in td_batch_work(). */
-	return smp_load_acquire(&container_of(b, struct td_worker, batch)->filed);
+	return smp_load_acquire(&container_of(b, struct td_worker, batch)->accounted);
 }
 
 /* A due batch no longer waits for tokens: count the time it did. */
@@ -301,14 +301,14 @@ static int td_task_result(const struct tdispatch_batch *b, unsigned int i, int r
 }
 
 /*
- * File every task of a finished batch by its result: done and failed ones
- * end, in order; those to retry go back to the head of the line in their
+ * Account for every task of a finished batch by its result: done and
+ * failed ones end, in order; those to retry go back to the head of the line in their
  * order, or are cancelled once the dispatcher is stopping.  A redelivered
  * batch (@res is TD_RESULT_REDELIVER) goes back whole, whatever results
  * its tasks were given.  Sets @periodic if it held a periodic run.
  */
-static void td_file_batch(struct tdispatch *d, struct tdispatch_batch *b, int res,
-			  ktime_t now, struct list_head *reap, bool *periodic)
+static void td_account_batch(struct tdispatch *d, struct tdispatch_batch *b, int res,
+			     ktime_t now, struct list_head *reap, bool *periodic)
 {
 	struct td_pending *p = &d->pending;
 	bool congestion = false, transient = false;
@@ -393,7 +393,7 @@ static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic)
 }
 
 /*
- * Process the batch in @w and file it.  Return true if the next batch
+ * Process the batch in @w and account for it.  Return true if the next batch
  * was cut for @w at once, which the worker goes on with (while
  * @again): no wake-up of the acceptor, no queueing, while batches are due
  * back to back.
@@ -427,7 +427,7 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 		d->results[res]++;
 	else if (!d->stopping)
 		d->redelivered++;
-	td_file_batch(d, b, res, now, &reap, &periodic);
+	td_account_batch(d, b, res, now, &reap, &periodic);
 	b->nr = 0;
 	d->free_workers |= BIT_ULL(w - d->workers);
 	/* What came meanwhile joins at once: a busy worker feeds itself. */
@@ -440,10 +440,10 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 	mutex_unlock(&d->lock);
 
 	td_reap(d, &reap);
-	/* The counts and events above before the news: td_batch_filed(). */
-	smp_store_release(&w->filed, w->filed + 1);
-	if (wq_has_sleeper(&d->filed_wait))
-		wake_up_all(&d->filed_wait);
+	/* The counts and events above before the news: td_batch_accounted(). */
+	smp_store_release(&w->accounted, w->accounted + 1);
+	if (wq_has_sleeper(&d->accounted_wait))
+		wake_up_all(&d->accounted_wait);
 	if (kick)
 		td_kick(d);
 	return more;

@@ -26,7 +26,7 @@ void td_batch_work(struct work_struct *work);
 void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_throttle_end(struct tdispatch *d, ktime_t now);
 void td_batch_redeliver(struct tdispatch_batch *b);
-unsigned long td_batch_filed(struct tdispatch_batch *b);
+unsigned long td_batch_accounted(struct tdispatch_batch *b);
 bool td_idle(struct tdispatch *d);
 
 #endif /* _TDISPATCH_DISPATCH_H */

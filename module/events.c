@@ -101,10 +101,10 @@ static void td_events_push(struct td_events *ev, const struct tdispatch_event *e
 		td_events_push_lost(ev);
 	ev->seq++;
 	if (ev->count < ev->cap) {
-		struct tdispatch_event *slot = &ev->ring[(ev->head + ev->count++) % ev->cap];
+		struct tdispatch_event *rec = &ev->ring[(ev->head + ev->count++) % ev->cap];
 
-		*slot = *e;
-		slot->seq = ev->seq;
+		*rec = *e;
+		rec->seq = ev->seq;
 	} else {
 		ev->lost++;
 		ev->lost_total++;

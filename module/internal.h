@@ -42,7 +42,7 @@ struct td_worker {
 	struct work_struct work;
 	struct tdispatch *d;
 	bool redeliver;			/* set by td_batch_redeliver() */
-	unsigned long filed;		/* batches counted and reaped; td_batch_filed() */
+	unsigned long accounted;	/* batches counted and reaped: td_batch_accounted() */
 	struct tdispatch_batch batch;
 };
 
@@ -70,7 +70,7 @@ struct tdispatch {
 	unsigned int wake_room;
 	/*
 	 * No window (max_delay 0): input goes straight to a worker, whose
-	 * worker's work drains it and cuts its own batch; the acceptor is left
+	 * work drains it and cuts its own batch; the acceptor is left
 	 * what takes time (delays, retries, the shaper, periodic runs).
 	 */
 	bool direct;
@@ -79,7 +79,7 @@ struct tdispatch {
 	unsigned long idle_seq;		/* bumped each time it finds all idle */
 	unsigned int idle_waiters;	/* in td_wait_idle(); under ->lock */
 	wait_queue_head_t idle_wait;
-	wait_queue_head_t filed_wait;	/* td_batch_filed() moved on */
+	wait_queue_head_t accounted_wait;	/* td_batch_accounted() moved on */
 
 	struct mutex lock;		/* everything below */
 	struct td_pending pending;

@@ -39,7 +39,7 @@ enum td_lease_state {
 struct td_lease {
 	struct list_head node;		/* ready, copying or taken list */
 	struct tdispatch_batch *batch;
-	unsigned long filed;		/* td_batch_filed() once it is filed */
+	unsigned long accounted;	/* td_batch_accounted() once it is */
 	u64 id;
 	fl_owner_t owner;
 	bool flushed;			/* its owner closed the file while COPYING */
@@ -58,15 +58,15 @@ struct td_lease {
 static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *bounce,
 				   u32 *len, u64 room)
 {
-	struct td_file_task *ut = container_of(p, struct td_file_task, p);
+	struct td_file_task *ft = container_of(p, struct td_file_task, p);
 	struct td_slot_ref *r = (struct td_slot_ref *)p->data;
 	struct hlist_bl_head *b;
 
-	if (ut->x.task.flags & TD_TASK_SLOT) {
+	if (ft->x.task.flags & TD_TASK_SLOT) {
 		*len = td_uslots_peek(u->slots, r->index, bounce, &r->seq);
 		return *len <= room ? bounce : NULL;
 	}
-	if (!(ut->x.task.flags & TD_TASK_MERGE) || td_merge_out(ut)) {
+	if (!(ft->x.task.flags & TD_TASK_MERGE) || td_merge_out(ft)) {
 		*len = p->len;
 		if (*len > room)
 			return NULL;
@@ -75,10 +75,10 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 		memcpy(bounce, p->data, *len);
 		return bounce;
 	}
-	b = td_merge_lock(&u->merge, ut->x.task.id);
+	b = td_merge_lock(&u->merge, ft->x.task.id);
 	*len = p->len;
 	if (*len <= room) {
-		ut->taking = !td_merge_out(ut);
+		ft->taking = !td_merge_out(ft);
 		memcpy(bounce, p->data, *len);
 	}
 	hlist_bl_unlock(b);
@@ -93,20 +93,20 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 static void td_payload_settle(struct td_user *u, struct td_payload *p, bool taken,
 			      struct td_vec *v)
 {
-	struct td_file_task *ut = container_of(p, struct td_file_task, p);
+	struct td_file_task *ft = container_of(p, struct td_file_task, p);
 	struct hlist_bl_head *b;
 
-	if (ut->x.task.flags & TD_TASK_SLOT) {
+	if (ft->x.task.flags & TD_TASK_SLOT) {
 		if (taken)
 			td_slot_read(u, (struct td_slot_ref *)p->data, v);
 		return;
 	}
-	if (!ut->taking)
+	if (!ft->taking)
 		return;
-	b = td_merge_lock(&u->merge, ut->x.task.id);
+	b = td_merge_lock(&u->merge, ft->x.task.id);
 	if (taken)
-		td_merge_del(ut);
-	ut->taking = false;
+		td_merge_del(ft);
+	ft->taking = false;
 	hlist_bl_unlock(b);
 }
 
@@ -149,7 +149,7 @@ enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batc
 	struct td_user *u = tdispatch_priv(d);
 	struct td_lease l = {
 		.batch = b,
-		.filed = td_batch_filed(b) + 1,
+		.accounted = td_batch_accounted(b) + 1,
 		.state = TD_LEASE_READY,
 	};
 	enum tdispatch_result res;
@@ -429,7 +429,7 @@ int td_ioctl_complete(struct td_user *u, void __user *uarg)
 	struct tdispatch_task_result *r;
 	struct tdispatch_batch *batch = NULL;
 	struct tdispatch_complete c;
-	unsigned long filed = 0;
+	unsigned long accounted = 0;
 	struct td_lease *l;
 	int ret;
 
@@ -453,7 +453,7 @@ int td_ioctl_complete(struct td_user *u, void __user *uarg)
 			list_del(&l->node);
 			l->result = c.result;
 			batch = l->batch;
-			filed = l->filed;
+			accounted = l->accounted;
 			/* @l is the kworker's, gone once it sees this. */
 			WRITE_ONCE(l->state, TD_LEASE_DONE);
 		}
@@ -469,8 +469,8 @@ int td_ioctl_complete(struct td_user *u, void __user *uarg)
 	 * batch and queued its events, so that STATS, QUERY and read() that
 	 * follow show it.  No lock is held; a fatal signal cuts it short.
 	 */
-	wait_event_killable(u->d->filed_wait,
-			    (long)(td_batch_filed(batch) - filed) >= 0);
+	wait_event_killable(u->d->accounted_wait,
+			    (long)(td_batch_accounted(batch) - accounted) >= 0);
 	return 0;
 }
 

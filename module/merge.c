@@ -2,11 +2,11 @@
 /*
  * A file's merge table: for each id, the one task of its dispatcher whose
  * payload a %TDISPATCH_TASK_MERGE submission may still replace, as an
- * item's submission merges into the item while it waits.  user.c puts a
- * task in when it submits it and takes it out when TAKE copies its
- * payload, when a submission of its id without the flag comes, or when it
- * ends; the lock of the task's bucket orders all of those against the
- * replacements.
+ * item's submission merges into the item while it waits.  A task goes in
+ * when td_submit_merge() submits it and comes out when lease.c's TAKE
+ * copies its payload, when td_submit_unmerged() submits its id without the
+ * flag, or when it ends (user.c's ->release()); the lock of the task's
+ * bucket orders all of those against the replacements.
  *
  * A lock a bucket (a bit of its head, as the dcache's hash has), so that
  * producers on different CPUs meet only on one id's bucket, and a size
@@ -84,53 +84,53 @@ struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id)
 struct td_file_task *td_merge_find(struct hlist_bl_head *b, u64 id)
 {
 	struct hlist_bl_node *pos;
-	struct td_file_task *ut;
+	struct td_file_task *ft;
 
-	hlist_bl_for_each_entry(ut, pos, b, mnode)
-		if (ut->x.task.id == id)
-			return ut;
+	hlist_bl_for_each_entry(ft, pos, b, mnode)
+		if (ft->x.task.id == id)
+			return ft;
 	return NULL;
 }
 
 /* In, by its task's id: it has none in its locked bucket @b. */
-void td_merge_add(struct hlist_bl_head *b, struct td_file_task *ut)
+void td_merge_add(struct hlist_bl_head *b, struct td_file_task *ft)
 {
-	hlist_bl_add_head(&ut->mnode, b);
+	hlist_bl_add_head(&ft->mnode, b);
 }
 
 /* Out of its locked bucket, if it is in; it never goes in again. */
-void td_merge_del(struct td_file_task *ut)
+void td_merge_del(struct td_file_task *ft)
 {
-	if (hlist_bl_unhashed(&ut->mnode))
+	if (hlist_bl_unhashed(&ft->mnode))
 		return;
-	__hlist_bl_del(&ut->mnode);
-	ut->mnode.next = NULL;
+	__hlist_bl_del(&ft->mnode);
+	ft->mnode.next = NULL;
 	/* Last, for td_merge_out(). */
-	smp_store_release(&ut->mnode.pprev, NULL);
+	smp_store_release(&ft->mnode.pprev, NULL);
 }
 
 /*
  * Whether a task is out of the table, without its lock: for good, and
  * with every payload that merges wrote before seen.
  */
-bool td_merge_out(struct td_file_task *ut)
+bool td_merge_out(struct td_file_task *ft)
 {
 	/* Pairs with smp_store_release() in td_merge_del(). */
-	return !smp_load_acquire(&ut->mnode.pprev);
+	return !smp_load_acquire(&ft->mnode.pprev);
 }
 
 /*
  * Out, if it is in, for a task that ends.  A task goes in before the
  * engine can see it, so one out now is out for good.
  */
-void td_merge_forget(struct td_merge *m, struct td_file_task *ut)
+void td_merge_forget(struct td_merge *m, struct td_file_task *ft)
 {
 	struct hlist_bl_head *b;
 
-	if (td_merge_out(ut))
+	if (td_merge_out(ft))
 		return;
-	b = td_merge_lock(m, ut->x.task.id);
-	td_merge_del(ut);
+	b = td_merge_lock(m, ft->x.task.id);
+	td_merge_del(ft);
 	hlist_bl_unlock(b);
 }
 
@@ -145,20 +145,20 @@ void td_merge_forget(struct td_merge *m, struct td_file_task *ut)
 static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, const u8 *data,
 			 u32 len)
 {
-	struct td_file_task *ut = td_merge_find(b, id);
+	struct td_file_task *ft = td_merge_find(b, id);
 	int ret;
 
-	if (!ut)
+	if (!ft)
 		return 0;
-	if (READ_ONCE(ut->x.task.state) < TD_TASK_INPUT || ut->taking) {
-		td_merge_del(ut);
+	if (READ_ONCE(ft->x.task.state) < TD_TASK_INPUT || ft->taking) {
+		td_merge_del(ft);
 		return 0;
 	}
 	ret = td_submit_merged(u->d);
 	if (ret)
 		return ret;
-	ut->p.len = len;
-	memcpy(ut->p.data, data, len);
+	ft->p.len = len;
+	memcpy(ft->p.data, data, len);
 	return 1;
 }
 
@@ -241,7 +241,7 @@ int td_submit_unmerged(struct td_user *u, struct td_file_task *task, u64 id,
 			      u8 flags, struct td_vec *v)
 {
 	struct hlist_bl_head *b;
-	struct td_file_task *ut;
+	struct td_file_task *ft;
 	int ret;
 
 	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED | flags, v);
@@ -253,9 +253,9 @@ int td_submit_unmerged(struct td_user *u, struct td_file_task *task, u64 id,
 	if (ret || !smp_load_acquire(&u->merge.heads))
 		return ret;
 	b = td_merge_lock(&u->merge, id);
-	ut = td_merge_find(b, id);
-	if (ut)
-		td_merge_del(ut);
+	ft = td_merge_find(b, id);
+	if (ft)
+		td_merge_del(ft);
 	hlist_bl_unlock(b);
 	return 0;
 }

@@ -27,9 +27,9 @@ void td_merge_free(struct td_merge *m);
 int td_merge_prepare(struct td_merge *m, struct td_vec *v);
 struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id) __acquires(bitlock);
 struct td_file_task *td_merge_find(struct hlist_bl_head *b, u64 id);
-void td_merge_add(struct hlist_bl_head *b, struct td_file_task *ut);
-void td_merge_del(struct td_file_task *ut);
-bool td_merge_out(struct td_file_task *ut);
-void td_merge_forget(struct td_merge *m, struct td_file_task *ut);
+void td_merge_add(struct hlist_bl_head *b, struct td_file_task *ft);
+void td_merge_del(struct td_file_task *ft);
+bool td_merge_out(struct td_file_task *ft);
+void td_merge_forget(struct td_merge *m, struct td_file_task *ft);
 
 #endif /* _TDISPATCH_MERGE_H */

@@ -44,7 +44,10 @@ enum td_periodic_action td_periodic_tick(struct td_periodic *pr, ktime_t now);
 void td_periodic_ended(struct td_periodic *pr, int result, ktime_t now);
 ktime_t td_periodic_when(const struct td_periodic *pr);
 
-/* periodic_run.c: the engine's side of periodic tasks. */
+/*
+ * periodic_run.c: the engine's side of periodic tasks; periodic_api.c:
+ * td_periodic_stop(), their end when the dispatcher is destroyed.
+ */
 struct tdispatch;
 struct tdispatch_task;
 struct list_head;

@@ -20,7 +20,7 @@
 #define TD_PERIODIC_MAX_NS	(86400ULL * NSEC_PER_SEC)
 #define TD_PERIODIC_MAX_BACKOFF	1024U
 
-static struct td_periodic_reg *td_sup_find(struct tdispatch *d, u64 id)
+static struct td_periodic_reg *td_periodic_find(struct tdispatch *d, u64 id)
 {
 	struct td_periodic_reg *s;
 
@@ -31,7 +31,8 @@ static struct td_periodic_reg *td_sup_find(struct tdispatch *d, u64 id)
 }
 
 /* Take @s off the list and cancel its run if it has not started. */
-static bool td_sup_remove(struct tdispatch *d, struct td_periodic_reg *s, struct list_head *reap)
+static bool td_periodic_remove(struct tdispatch *d, struct td_periodic_reg *s,
+			       struct list_head *reap)
 {
 	struct tdispatch_task *t = s->pr.run;
 
@@ -77,7 +78,7 @@ int tdispatch_periodic_add(struct tdispatch *d, const struct tdispatch_periodic 
 	/* Destroy sets ->dead before it takes the lock to stop every one. */
 	if (READ_ONCE(d->dead))
 		ret = -ESHUTDOWN;
-	else if (td_sup_find(d, pc->id))
+	else if (td_periodic_find(d, pc->id))
 		ret = -EEXIST;
 	else if (d->nr_periodic >= TD_MAX_PERIODIC)
 		ret = -ENOSPC;
@@ -120,12 +121,12 @@ int tdispatch_periodic_remove(struct tdispatch *d, u64 id)
 
 	might_sleep();
 	mutex_lock(&d->lock);
-	s = td_sup_find(d, id);
+	s = td_periodic_find(d, id);
 	if (!s) {
 		mutex_unlock(&d->lock);
 		return -ENOENT;
 	}
-	last = td_sup_remove(d, s, &reap);
+	last = td_periodic_remove(d, s, &reap);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
@@ -144,7 +145,7 @@ void td_periodic_stop(struct tdispatch *d)
 
 	mutex_lock(&d->lock);
 	list_for_each_entry_safe(s, next, &d->periodic, pr.node)
-		if (td_sup_remove(d, s, &reap))
+		if (td_periodic_remove(d, s, &reap))
 			list_add(&s->pr.node, &gone);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
@@ -170,7 +171,7 @@ int tdispatch_periodic_get_stats(struct tdispatch *d, u64 id,
 
 	might_sleep();
 	mutex_lock(&d->lock);
-	s = td_sup_find(d, id);
+	s = td_periodic_find(d, id);
 	if (s)
 		*st = (struct tdispatch_periodic_stats) {
 			.runs = s->pr.runs,

@@ -35,8 +35,8 @@ void td_periodic_reg_wake_at(struct tdispatch *d, struct td_periodic_reg *s)
 		d->periodic_next = when;
 }
 
-static void td_sup_start_run(struct tdispatch *d, struct td_periodic_reg *s, ktime_t now,
-			     struct list_head *reap)
+static void td_periodic_start_run(struct tdispatch *d, struct td_periodic_reg *s, ktime_t now,
+				  struct list_head *reap)
 {
 	struct tdispatch_task *t = &s->run_task;
 
@@ -77,7 +77,7 @@ ktime_t td_periodic_run_due(struct tdispatch *d, ktime_t now, struct list_head *
 		if (s->run_busy && !s->pr.running)
 			continue;
 		if (td_periodic_tick(&s->pr, now) == TD_PERIODIC_RUN)
-			td_sup_start_run(d, s, now, reap);
+			td_periodic_start_run(d, s, now, reap);
 		td_periodic_reg_wake_at(d, s);
 	}
 	return d->periodic_next;

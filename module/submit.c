@@ -433,7 +433,7 @@ EXPORT_SYMBOL_GPL(tdispatch_submit_item);
 
 /*
  * A user's submission whose payload replaced that of a task of its id
- * which waits (user.c's merge table): accepted and overridden at once, as
+ * which waits (merge.c's merge table): accepted and overridden at once, as
  * an item's submission that finds the item waiting, and no more is owed.
  * With preemption off (the caller holds a bit lock), which, as for
  * td_submit_task(), tdispatch_destroy() waits out after setting ->dead.

@@ -33,17 +33,17 @@ static struct td_file_task *td_spare_get(struct td_user *u)
 /* Frees the task the payload came with, or keeps it to reuse. */
 void td_payload_free(struct td_user *u, struct td_payload *p)
 {
-	struct td_file_task *ut = container_of(p, struct td_file_task, p);
+	struct td_file_task *ft = container_of(p, struct td_file_task, p);
 
 	atomic_long_sub(p->held, &u->bytes);
 	if (p->len <= TD_FILE_TASK_SMALL) {
 		if (atomic_inc_return(&u->nr_spare) <= TD_USER_MAX_SPARE) {
-			llist_add(&ut->x.task.input, &u->spare);
+			llist_add(&ft->x.task.input, &u->spare);
 			return;
 		}
 		atomic_dec(&u->nr_spare);
 	}
-	kfree(ut);
+	kfree(ft);
 }
 
 /*
@@ -70,7 +70,7 @@ static int td_payload_copy_in(struct td_vec *v, struct td_payload *p, const void
 struct td_file_task *td_file_task_get(struct td_user *u, u32 len, bool watch, struct td_vec *v)
 {
 	u32 size = max(len, TD_FILE_TASK_SMALL);
-	struct td_file_task *ut;
+	struct td_file_task *ft;
 	size_t bytes;
 
 	if (!len || len > TDISPATCH_PAYLOAD_MAX)
@@ -80,28 +80,28 @@ struct td_file_task *td_file_task_get(struct td_user *u, u32 len, bool watch, st
 		atomic_long_sub(bytes, &u->bytes);
 		return ERR_PTR(-ENOSPC);
 	}
-	ut = size == TD_FILE_TASK_SMALL ? td_spare_get(u) : NULL;
-	if (!ut)
-		ut = td_vec_kmalloc(v, struct_size(ut, p.data, size), TD_GFP_USER);
-	if (!ut) {
+	ft = size == TD_FILE_TASK_SMALL ? td_spare_get(u) : NULL;
+	if (!ft)
+		ft = td_vec_kmalloc(v, struct_size(ft, p.data, size), TD_GFP_USER);
+	if (!ft) {
 		atomic_long_sub(bytes, &u->bytes);
 		return ERR_PTR(-ENOMEM);
 	}
-	ut->x.task.flags = TD_TASK_EXT;
-	ut->taking = false;
-	ut->p.len = len;
-	ut->p.held = bytes;
-	return ut;
+	ft->x.task.flags = TD_TASK_EXT;
+	ft->taking = false;
+	ft->p.len = len;
+	ft->p.held = bytes;
+	return ft;
 }
 
 /* As td_file_task_get(), with the @len payload bytes at @uptr copied in. */
 struct td_file_task *td_file_task_new(struct td_user *u, u64 uptr, u32 len, bool watch,
 				      struct td_vec *v)
 {
-	struct td_file_task *ut = td_file_task_get(u, len, watch, v);
+	struct td_file_task *ft = td_file_task_get(u, len, watch, v);
 
-	if (IS_ERR(ut) || !td_payload_copy_in(v, &ut->p, u64_to_user_ptr(uptr)))
-		return ut;
-	td_payload_free(u, &ut->p);
+	if (IS_ERR(ft) || !td_payload_copy_in(v, &ft->p, u64_to_user_ptr(uptr)))
+		return ft;
+	td_payload_free(u, &ft->p);
 	return ERR_PTR(-EFAULT);
 }

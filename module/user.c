@@ -43,10 +43,10 @@ static const struct tdispatch_ops td_user_ops = {
 
 static void td_user_free(struct td_user *u)
 {
-	struct td_file_task *ut, *next;
+	struct td_file_task *ft, *next;
 
-	llist_for_each_entry_safe(ut, next, llist_del_all(&u->spare), x.task.input)
-		kfree(ut);
+	llist_for_each_entry_safe(ft, next, llist_del_all(&u->spare), x.task.input)
+		kfree(ft);
 	td_merge_free(&u->merge);
 	td_uslots_free(u->slots);
 	td_events_free(&u->events);
@@ -211,7 +211,7 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 {
 	struct tdispatch_periodic_add a;
 	struct tdispatch_periodic pc;
-	struct td_file_task *ut;
+	struct td_file_task *ft;
 	int ret;
 
 	ret = td_copy_in(&a, sizeof(a), uarg);
@@ -219,12 +219,12 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 		return ret;
 	if (a.flags)
 		return -EINVAL;
-	ut = td_file_task_new(u, a.payload, a.payload_len, false, NULL);
-	if (IS_ERR(ut))
-		return PTR_ERR(ut);
+	ft = td_file_task_new(u, a.payload, a.payload_len, false, NULL);
+	if (IS_ERR(ft))
+		return PTR_ERR(ft);
 	pc = (struct tdispatch_periodic) {
 		.id = a.id,
-		.payload = &ut->p,
+		.payload = &ft->p,
 		.period_ns = a.period_ns,
 		.timeout_ns = a.timeout_ns,
 		.max_backoff = a.max_backoff,
@@ -232,7 +232,7 @@ static int td_ioctl_periodic_add(struct td_user *u, void __user *uarg)
 	};
 	ret = tdispatch_periodic_add(u->d, &pc);
 	if (ret)
-		td_payload_free(u, &ut->p);
+		td_payload_free(u, &ft->p);
 	return ret;
 }
 

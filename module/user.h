@@ -37,8 +37,9 @@ struct td_vec;
 /*
  * A task of up to TD_FILE_TASK_SMALL payload bytes is allocated at that size
  * and, when it ends, kept for the next SUBMIT, up to TD_USER_MAX_SPARE of
- * them per dispatcher (at most 192 KiB, charged to the memory cgroup that
- * allocated them, beside TD_USER_MAX_BYTES).
+ * them per dispatcher (212 bytes each on 64-bit, from kmalloc-256: at most
+ * 256 KiB, charged to the memory cgroup that allocated them, beside
+ * TD_USER_MAX_BYTES).
  */
 #define TD_FILE_TASK_SMALL		64U
 #define TD_USER_MAX_SPARE	1024

@@ -294,22 +294,22 @@ static int td_slot_submit(struct td_user *u, struct td_uslots *s, u32 i, struct 
 {
 	static const struct tdispatch_submit_opts o = { };
 	struct td_slot_ref *r;
-	struct td_file_task *ut;
+	struct td_file_task *ft;
 	int ret;
 
-	ut = td_file_task_get(u, sizeof(*r), false, v);
-	if (IS_ERR(ut)) {
+	ft = td_file_task_get(u, sizeof(*r), false, v);
+	if (IS_ERR(ft)) {
 		atomic_long_inc(&u->rejected);
-		return PTR_ERR(ut);
+		return PTR_ERR(ft);
 	}
-	r = (struct td_slot_ref *)ut->p.data;
+	r = (struct td_slot_ref *)ft->p.data;
 	r->index = i;
 	r->read = false;
 	/* It replaces a waiting merge task of its id: no merge may land there. */
-	ret = td_submit_unmerged(u, ut, td_uslots_id(s, i), &o, NULL, TD_TASK_SLOT, v);
+	ret = td_submit_unmerged(u, ft, td_uslots_id(s, i), &o, NULL, TD_TASK_SLOT, v);
 	/* Refused: no %TD_TASK_SLOT, so the slot stays queued for the next KICK. */
 	if (ret)
-		td_payload_free(u, &ut->p);
+		td_payload_free(u, &ft->p);
 	return ret;
 }
 

@@ -2,8 +2,8 @@
 /*
  * A file's shared slots (uslots.c): a map the file's mmap() shares (the
  * summary of the bitmap, the bitmap of marked slots, the slots), and the
- * kernel's own count of each slot's writes as it last read them.  user.c
- * makes and reads the tasks; this is the memory and its protocol only.
+ * kernel's own count of each slot's writes as it last read them, and the
+ * slots' tasks that uslots.c makes (KICK) and reads (for lease.c's TAKE).
  */
 #ifndef _TDISPATCH_USLOTS_H
 #define _TDISPATCH_USLOTS_H

@@ -36,14 +36,17 @@ if [ -n "${BENCH_BEFORE:-}" ]; then
 	esac
 	git -C "$TD_TOP" rev-parse --verify -q "$BENCH_BEFORE^{commit}" >/dev/null ||
 		td_die "BENCH_BEFORE=$BENCH_BEFORE: no such revision"
+	# tdbench speaks the 1.0 ABI, which came with VERSION 1.0.0.
+	case $(git -C "$TD_TOP" show "$BENCH_BEFORE:VERSION" 2>/dev/null) in
+	0.* | "") td_die "BENCH_BEFORE=$BENCH_BEFORE: before the 1.0 ABI, which tdbench speaks" ;;
+	esac
 	# The module alone from that revision: tdbench only sees the ABI.
 	before=$(mktemp -d)
 	trap 'rm -rf "$before"' EXIT
 	git -C "$TD_TOP" archive -o "$before/src.tar" "$BENCH_BEFORE" Kbuild module uapi ||
 		td_die "BENCH_BEFORE=$BENCH_BEFORE: cannot export its module"
 	tar -xf "$before/src.tar" -C "$before"
-	# Revisions before VERSION existed: the build reads it.
-	[ -e "$before/VERSION" ] || cp "$TD_TOP/VERSION" "$before/"
+	cp "$TD_TOP/VERSION" "$before/"
 	td_log "bench $k: building tdispatch.ko of $BENCH_BEFORE"
 	(TD_TOP=$before td_build_modules "$td_kdir" "$before/out")
 	mkdir -p "$out/mod/before"

@@ -123,6 +123,10 @@ TEST_F(dev, version_size_too_small_is_einval)
 	v.size = 0;
 	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v));
 	EXPECT_EQ(EINVAL, errno);
+	/* As every call's: above a page is E2BIG. */
+	v.size = sysconf(_SC_PAGESIZE) + 1;
+	EXPECT_EQ(-1, ioctl(self->fd, TDISPATCH_IOC_VERSION, &v));
+	EXPECT_EQ(E2BIG, errno);
 }
 
 TEST_F(dev, version_bad_pointer_is_efault)

@@ -717,7 +717,7 @@ struct bo_worker {
 	int err_line;
 	unsigned int nr;	/* runs seen */
 	unsigned int last_clean;	/* the prompt run that ended in time */
-	unsigned int late_clean;	/* prompt runs filed past their timeout anyway */
+	unsigned int late_clean;	/* prompt runs accounted past their timeout anyway */
 	struct bo_run run[BO_RUNS];
 	struct tdispatch_periodic_stats_user ps;
 	__u64 ps_read;		/* PERIODIC_STATS returned */
@@ -836,7 +836,7 @@ TEST_F(time, periodic_backs_off_after_timeouts_and_recovers)
 	EXPECT_LE(BO_HELD, w.ps.timeouts);
 	EXPECT_GE(BO_HELD + unclean + w.late_clean + late_stats, w.ps.timeouts);
 	if (w.late_clean)
-		TH_LOG("%u prompt runs were filed past their timeout", w.late_clean);
+		TH_LOG("%u prompt runs were accounted past their timeout", w.late_clean);
 	EXPECT_LE(1, w.ps.successes);
 	EXPECT_EQ(0, w.ps.failures);
 	if (!may_skip)

@@ -168,7 +168,7 @@ static long td_close_dup(int fd)
 }
 
 /*
- * Counters once @done tasks are done: the kworkers file a batch after its
+ * Counters once @done tasks are done: the kworkers account for a batch after its
  * COMPLETE returns, and no event says when, so the counters are polled.
  */
 static void td_await_done(struct __test_metadata *_metadata, int fd,
@@ -395,7 +395,7 @@ TEST_F_TIMEOUT(uffd, take_holds_up_no_other_taker_or_close, 60)
 	EXPECT_EQ(0, td_take(fd, &other, 0, WAIT_NS));
 	EXPECT_EQ(lt[0].id, other.t[0].id);
 	EXPECT_EQ(0, td_complete(fd, other.tk.batch, TDISPATCH_RESULT_SUCCESS));
-	/* Both done once the kworkers have filed them. */
+	/* Both done once the kworkers have accounted for them. */
 	td_await_done(_metadata, fd, &st, 2);
 	EXPECT_EQ(2, st.done);
 	EXPECT_EQ(1, st.redelivered);

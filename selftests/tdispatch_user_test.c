@@ -70,7 +70,7 @@ TEST_F(user, create_without_events_works_and_has_nothing_to_read)
 	c.workers = 1;
 	lease = td_take_pair(_metadata, self->fd, &c, &b);
 	td_finish(_metadata, self->fd, lease, TDISPATCH_RESULT_SUCCESS);
-	/* One worker: the next batch is cut only once the first was filed. */
+	/* One worker: the next batch is cut only once the first was accounted for. */
 	SUBMIT_IDS(self->fd, 3, 4);
 	lease = TAKE_IDS(self->fd, &b, 0, 3, 4);
 	td_stats(_metadata, self->fd, &st);

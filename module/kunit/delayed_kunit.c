@@ -271,7 +271,7 @@ static void td_test_expedite_delayed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, k->p.nr_delayed, 0);
 }
 
-/* Releasing a key lets in exactly the delayed tasks that watch it. */
+/* Expediting a key lets in exactly the delayed tasks that watch it. */
 static void td_test_expedite_key(struct kunit *test)
 {
 	struct td_kunit *k = td_setup(test, 8, 4);

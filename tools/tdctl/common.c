@@ -47,7 +47,7 @@ const char *errno_hint(int err)
 	case ENXIO:
 		return " (this file has no dispatcher, or it queues no events)";
 	case ENOTTY:
-		return " (not /dev/tdispatch, or a module without userspace dispatchers)";
+		return " (not /dev/tdispatch)";
 	case EINVAL:
 		return " (a value is out of range; see 'tdctl help')";
 	case ENOBUFS:

@@ -325,7 +325,7 @@ static const struct cmd cmds[] = {
 	  "add ID PAYLOAD --period-ms N [--timeout-ms N] [--max-backoff N]\n"
 	  "       tdctl periodic del ID\n"
 	  "       tdctl periodic stats [--json] ID",
-	  "supervise periodic tasks",
+	  "periodic tasks, supervised",
 	  "add registers a periodic task: a run, a task with this ID and PAYLOAD, is\n"
 	  "submitted at once and then every interval; workers process runs like\n"
 	  "any task.  A run that has not ended --timeout-ms after it was submitted,\n"
@@ -372,11 +372,10 @@ static const struct cmd cmds[] = {
 	  "                    mode, submit, may_read and may_submit\n", false },
 	{ "version", cmd_version, "", "print tdctl's and the module's versions and features",
 	  "Opens the device and prints tdctl's version, the module's version (they\n"
-	  "come from one VERSION file; DKMS packages it too), the ABI version, the\n"
-	  "feature bits (user:\n"
-	  "dispatchers for userspace; named: drivers' named dispatchers, list and\n"
-	  "-n NAME; delayed: submit --delay-ms and --at-ns, create --max-delayed;\n"
-	  "periodic: the periodic command) and the size of the version struct.\n", false },
+	  "come from one VERSION file; DKMS packages it too), the feature bits\n"
+	  "(user, named, delayed, periodic, results, attempts, expedite, watch,\n"
+	  "rate, merge, slots; see the man page for what needs which) and the\n"
+	  "size of the version struct.\n", false },
 	{ "help", cmd_help, "[COMMAND]", "print help, for one command too", "", false },
 };
 

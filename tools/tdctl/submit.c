@@ -57,10 +57,7 @@ static void report_task(const struct submission *s, unsigned int i)
 		     strerror(err), errno_hint(err));
 }
 
-/*
- * One SUBMIT call for the tasks gathered; libtdispatch speaks to a module
- * without delayed tasks in its first, smaller structs.
- */
+/* One SUBMIT call for the tasks gathered. */
 static int submit_flush(struct submission *s)
 {
 	struct tdl *t;

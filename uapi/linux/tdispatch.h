@@ -10,8 +10,9 @@
  * (E2BIG otherwise, as copy_struct_from_user()), and writes back no more
  * than the caller's size.  The ioctl numbers carry no size, as VFIO's do:
  * the size field is the argument's only version.  %TDISPATCH_IOC_VERSION
- * says which features (calls, flags and fields added after 1.0) the
- * running kernel has, one bit a feature.  The layout is the same for
+ * says which features the running kernel has, one bit a feature: 1.0 has
+ * bits 0 to 9, and 10 (shared slots) on 64-bit kernels; calls, flags and
+ * fields that come later each add a bit.  The layout is the same for
  * 32- and 64-bit userspace, so no compat ioctl is needed.
  */
 #ifndef _UAPI_LINUX_TDISPATCH_H
@@ -33,7 +34,8 @@
  *	holds off for the transient delay.
  * @TDISPATCH_RESULT_PERMANENT: the batch can never succeed; its tasks end
  *	failed.
- * @TDISPATCH_NR_RESULTS: number of results; not a result.
+ * @TDISPATCH_NR_RESULTS: number of results; not a result, and it grows
+ *	when a result is added.
  */
 enum tdispatch_result {
 	TDISPATCH_RESULT_SUCCESS,
@@ -58,7 +60,8 @@ enum tdispatch_result {
  *	with %TDISPATCH_RESULT_CONGESTION or %TDISPATCH_RESULT_TRANSIENT, or
  *	was redelivered then; a failure of its own kind, also counted as
  *	failed.
- * @TDISPATCH_NR_OUTCOMES: number of outcomes; not an outcome.
+ * @TDISPATCH_NR_OUTCOMES: number of outcomes; not an outcome, and it
+ *	grows when an outcome is added.
  *
  * Every task a dispatcher accepted ends in exactly one of these: a
  * driver's ->release() is told which, and an outcome event carries it.
@@ -353,7 +356,9 @@ struct tdispatch_rate {
 };
 
 /**
- * struct tdispatch_id - the argument of %TDISPATCH_IOC_CANCEL, %TDISPATCH_IOC_EXPEDITE
+ * struct tdispatch_id - the argument of %TDISPATCH_IOC_CANCEL,
+ *	%TDISPATCH_IOC_EXPEDITE, %TDISPATCH_IOC_EXPEDITE_KEY and
+ *	%TDISPATCH_IOC_PERIODIC_DEL
  * @size: sizeof(struct tdispatch_id)
  * @flags: must be zero
  * @id: the task id; for %TDISPATCH_IOC_EXPEDITE_KEY, the watch key
@@ -700,19 +705,18 @@ struct tdispatch_slot {
  * the summary, also with an atomic OR; %TDISPATCH_IOC_KICK clears each
  * summary word before the words it names.
  *
- * Once a file: the same @nr again gives the same slots (for another process
- * sharing the file to map), another @nr EEXIST; ENXIO without a dispatcher
- * of its own,
- * EINVAL for a bad @nr, flag or padding, ENOMEM at the memory cgroup's
- * limit, EOPNOTSUPP on a 32-bit kernel.  The slots, like everything the
- * file holds, are charged to the memory cgroup of the process that opened
- * the file (as it was at open()), whichever process calls SLOTS.
- * %TDISPATCH_IOC_KICK queues a task for each marked slot, in the order of
- * the bitmap, and returns how many; if the dispatcher refuses one (its
- * input full, for one), that slot and those after it stay marked, and the
- * call fails with the refusal's errno: their writers owe no KICK any more,
- * so the caller kicks again later.  TAKE copies a slot task's payload out
- * of its slot, as it is then.
+ * Once a file: the same @nr again gives the same slots (for another
+ * process sharing the file to map), another @nr EEXIST; ENXIO without a
+ * dispatcher, EOPNOTSUPP on an attached one, EINVAL for a bad @nr, flag or
+ * padding, ENOMEM at the memory cgroup's limit, EOPNOTSUPP on a 32-bit
+ * kernel.  The slots, like everything the file holds, are charged to the
+ * memory cgroup of the process that opened the file (as it was at open()),
+ * whichever process calls SLOTS.  %TDISPATCH_IOC_KICK queues a task for
+ * each marked slot, in the order of the bitmap, and returns how many; if
+ * the dispatcher refuses one (its input full, for one), that slot and
+ * those after it stay marked, and the call fails with the refusal's errno:
+ * their writers owe no KICK any more, so the caller kicks again
+ * later.  TAKE copies a slot task's payload out of its slot, as it is then.
  */
 struct tdispatch_slots {
 	__u32 size;
@@ -742,7 +746,8 @@ struct tdispatch_slots {
 #define TDISPATCH_IOC_VERSION		_IO(TDISPATCH_IOC_MAGIC, 0x00)
 /*
  * struct tdispatch_create; a file with neither.  EEXIST: it has one;
- * EMFILE, ENFILE: a limit on dispatchers or event readers; ENOMEM.
+ * EMFILE, ENFILE, EBUSY: a limit on dispatchers or event readers; ENOMEM;
+ * EINTR: a fatal signal while the acceptor starts.
  */
 #define TDISPATCH_IOC_CREATE		_IO(TDISPATCH_IOC_MAGIC, 0x01)
 /*
