@@ -35,8 +35,16 @@ int td_events_init(struct td_events *ev, u32 cap, wait_queue_head_t *wait);
 void td_events_free(struct td_events *ev);
 int td_events_attach(struct tdispatch *d, struct td_events *ev);
 void td_events_detach(struct tdispatch *d, struct td_events *ev);
+#if IS_ENABLED(CONFIG_TDISPATCH_USER)
 void td_events_observe(struct tdispatch *d, struct tdispatch_task *t,
 		       enum tdispatch_outcome outcome);
+#else
+/* Without /dev/tdispatch no reader attaches: ->observers stays empty. */
+static inline void td_events_observe(struct tdispatch *d, struct tdispatch_task *t,
+				     enum tdispatch_outcome outcome)
+{
+}
+#endif
 bool td_events_ready(struct td_events *ev);
 u64 td_events_lost(struct td_events *ev);
 ssize_t td_events_read(struct td_events *ev, struct file *file,

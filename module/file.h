@@ -98,7 +98,12 @@ ssize_t td_named_read(struct td_attach *a, struct file *file, char __user *buf, 
 __poll_t td_named_poll(struct td_attach *a);
 void td_named_release(struct td_attach *a);
 
+#if IS_ENABLED(CONFIG_TDISPATCH_USER)
 int td_chardev_init(void);
 void td_chardev_exit(void);
+#else
+static inline int td_chardev_init(void) { return 0; }
+static inline void td_chardev_exit(void) { }
+#endif
 
 #endif /* _TDISPATCH_FILE_H */

@@ -4,6 +4,7 @@
  * in a bucket chosen by a keyed hash of its id.  Nothing here locks,
  * allocates or reads a clock; ids_resize.c decides its size.
  */
+#include <kunit/visibility.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -21,6 +22,7 @@ void td_ids_init(struct td_ids *h)
 	get_random_bytes(&h->key, sizeof(h->key));
 	h->last_hash = hsiphash_2u32(0, 0, &h->key);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_ids_init);
 
 /* Free the buckets if they were allocated; the hash holds no task. */
 void td_ids_free(struct td_ids *h)
@@ -28,6 +30,7 @@ void td_ids_free(struct td_ids *h)
 	if (h->bucket != h->first)
 		kvfree(h->bucket);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_ids_free);
 
 /*
  * One step on an id looks it up and links or unlinks it, so the last
@@ -50,6 +53,7 @@ void td_ids_link(struct td_ids *h, struct tdispatch_task *t)
 	*b = t;
 	h->nr++;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_ids_link);
 
 /* The pointer that leads to @t, which must be in @h. */
 static struct tdispatch_task **td_ids_link_to(struct td_ids *h, struct tdispatch_task *t)
@@ -73,6 +77,7 @@ void td_ids_unlink(struct td_ids *h, struct tdispatch_task *t)
 		h->nr--;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(td_ids_unlink);
 
 /* @t, of @old's id, takes @old's place in the hash. */
 void td_ids_replace(struct td_ids *h, struct tdispatch_task *old, struct tdispatch_task *t)
@@ -84,12 +89,14 @@ void td_ids_replace(struct td_ids *h, struct tdispatch_task *old, struct tdispat
 		*pp = t;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(td_ids_replace);
 
 /* The first task in @id's chain; follow ->hnext for the rest. */
 struct tdispatch_task *td_ids_chain(struct td_ids *h, u64 id)
 {
 	return *td_ids_bucket(h, id);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_ids_chain);
 
 /**
  * td_ids_bits() - the size an id hash should have
@@ -109,6 +116,7 @@ unsigned int td_ids_bits(struct td_ids *h, unsigned int nr)
 			       TD_IDS_MAX_BITS);
 	return h->bits;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_ids_bits);
 
 /**
  * td_ids_move() - move an id hash into new buckets
@@ -150,3 +158,4 @@ struct tdispatch_task **td_ids_move(struct td_ids *h, struct tdispatch_task **nb
 	}
 	return old == h->first ? NULL : old;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_ids_move);

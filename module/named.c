@@ -88,7 +88,8 @@ static void td_pub_put(struct td_pub *pub)
  *
  * Return: 0; -EINVAL for mode bits beyond 0777 or only one of the two
  * user hooks; -EBUSY if @d is published already; -EEXIST if another
- * dispatcher has that name; -ENOMEM.
+ * dispatcher has that name; -ENOMEM; -EOPNOTSUPP in a kernel built
+ * without /dev/tdispatch (CONFIG_TDISPATCH_USER).
  */
 int tdispatch_publish(struct tdispatch *d, const struct tdispatch_publish *pub)
 {

@@ -8,6 +8,7 @@
  * that ends is moved to the caller's reap list with its outcome in
  * ->state, so that payloads are released after the lock is dropped.
  */
+#include <kunit/visibility.h>
 #include <linux/mm.h>
 #include <linux/rbtree.h>
 #include <linux/slab.h>
@@ -30,12 +31,14 @@ void td_pending_init(struct td_pending *p, unsigned int max_buffer,
 	INIT_LIST_HEAD(&p->order);
 	td_wheel_init(&p->delayed);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_init);
 
 /* Free the id hash's buckets if they were allocated; the set holds no task. */
 void td_pending_free(struct td_pending *p)
 {
 	td_ids_free(&p->ids);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_free);
 
 static void td_task_end(struct td_pending *p, struct tdispatch_task *t,
 			enum tdispatch_outcome outcome, struct list_head *reap)
@@ -57,6 +60,7 @@ struct tdispatch_task *td_pending_lookup(struct td_pending *p, u64 id)
 {
 	return td_pending_find(p, id, TD_IN(TD_TASK_PENDING) | TD_IN(TD_TASK_INFLIGHT));
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_lookup);
 
 /**
  * td_pending_waiter() - the task of an id that waits behind an in-flight one
@@ -72,6 +76,7 @@ struct tdispatch_task *td_pending_waiter(struct td_pending *p, u64 id)
 		return NULL;
 	return td_pending_find(p, id, TD_IN(TD_TASK_WAITING));
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_waiter);
 
 /**
  * td_pending_lookup_delayed() - the task of an id waiting for its time
@@ -84,6 +89,7 @@ struct tdispatch_task *td_pending_lookup_delayed(struct td_pending *p, u64 id)
 {
 	return td_pending_find(p, id, TD_IN(TD_TASK_DELAYED));
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_lookup_delayed);
 
 /* @t, now delayed, watches its key. */
 static void td_watch_link(struct td_pending *p, struct tdispatch_task *t)
@@ -254,6 +260,7 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 	}
 	td_pending_enter(p, t, now, reap);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_add);
 
 /**
  * td_pending_promote() - let in the delayed tasks whose time has come
@@ -288,6 +295,7 @@ unsigned int td_pending_promote(struct td_pending *p, ktime_t now,
 	}
 	return n;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_promote);
 
 /**
  * td_pending_next_delayed() - when td_pending_promote() next has work
@@ -303,6 +311,7 @@ ktime_t td_pending_next_delayed(struct td_pending *p)
 
 	return next > (u64)KTIME_MAX ? KTIME_MAX : next;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_next_delayed);
 
 /**
  * td_pending_due() - whether a batch should be cut now
@@ -334,6 +343,7 @@ bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when)
 	}
 	return false;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_due);
 
 /**
  * td_pending_gather_room() - how much input may gather unseen
@@ -356,6 +366,7 @@ unsigned int td_pending_gather_room(struct td_pending *p, unsigned int max_input
 
 	return min(room, max_input);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_gather_room);
 
 /**
  * td_pending_cut() - take the next batch from the head of the line
@@ -395,6 +406,7 @@ unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 	}
 	return n;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_cut);
 
 /**
  * td_pending_requeue() - put a retried batch back at the head of the line
@@ -436,6 +448,7 @@ void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
 		}
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_requeue);
 
 /**
  * td_pending_complete() - end every task of a finished batch
@@ -459,6 +472,7 @@ void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,
 		td_task_end(p, batch[i], outcome, reap);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_complete);
 
 /* A delayed task let in before its time: pending now, or expired. */
 static void td_delayed_let_in(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
@@ -494,6 +508,7 @@ int td_pending_expedite(struct td_pending *p, u64 id, ktime_t now, struct list_h
 	td_delayed_let_in(p, t, now, reap);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_expedite);
 
 /**
  * td_pending_expedite_key() - let in delayed tasks that watch a key
@@ -522,6 +537,7 @@ int td_pending_expedite_key(struct td_pending *p, u64 key, unsigned int max, kti
 	}
 	return nr ?: -ENOENT;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_expedite_key);
 
 /**
  * td_pending_cancel() - cancel the pending and the delayed task of an id
@@ -554,6 +570,7 @@ int td_pending_cancel(struct td_pending *p, u64 id, struct list_head *reap)
 	}
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_cancel);
 
 /**
  * td_pending_cancel_task() - cancel one task that waits for a batch
@@ -591,3 +608,4 @@ void td_pending_cancel_all(struct td_pending *p, struct list_head *reap)
 		td_task_end(p, t, TDISPATCH_OUTCOME_CANCELLED, reap);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(td_pending_cancel_all);

@@ -11,6 +11,7 @@
  *
  * Like the pending set, nothing here locks or reads a clock.
  */
+#include <kunit/visibility.h>
 #include <linux/bug.h>
 #include <linux/overflow.h>
 
@@ -50,6 +51,7 @@ bool td_periodic_valid(u64 period_ns, u64 timeout_ns, unsigned int bound)
 		return false;
 	return !check_mul_overflow(period_ns, (u64)bound, &max) && max <= KTIME_MAX;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_periodic_valid);
 
 /**
  * td_periodic_init() - set up a registration whose first run is due at once
@@ -78,6 +80,7 @@ void td_periodic_init(struct td_periodic *pr, u64 id, u64 period_ns,
 	};
 	INIT_LIST_HEAD(&pr->node);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_periodic_init);
 
 /* A running run whose timeout has come counts as timed out, once. */
 static void td_periodic_check_timeout(struct td_periodic *pr, ktime_t now)
@@ -121,6 +124,7 @@ enum td_periodic_action td_periodic_tick(struct td_periodic *pr, ktime_t now)
 	pr->next = KTIME_MAX;
 	return TD_PERIODIC_RUN;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_periodic_tick);
 
 /**
  * td_periodic_ended() - the current run of a registration has ended
@@ -161,6 +165,7 @@ void td_periodic_ended(struct td_periodic *pr, int result, ktime_t now)
 	}
 	pr->next = td_periodic_after(now, pr->interval_ns);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_periodic_ended);
 
 /**
  * td_periodic_when() - when td_periodic_tick() next has something to do
@@ -175,3 +180,4 @@ ktime_t td_periodic_when(const struct td_periodic *pr)
 		return pr->run_deadline;
 	return pr->next;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_periodic_when);

@@ -4,6 +4,8 @@
  * holds off new batches for the configured delay, counted from the last
  * such result.  Congestion is looked at first, as in Eureka's TrafficShaper.
  */
+#include <kunit/visibility.h>
+
 #include "shaper.h"
 
 void td_shaper_init(struct td_shaper *s, u64 congestion_delay_ns,
@@ -14,6 +16,7 @@ void td_shaper_init(struct td_shaper *s, u64 congestion_delay_ns,
 		.transient_delay_ns = min(transient_delay_ns, TDISPATCH_MAX_DELAY_NS),
 	};
 }
+EXPORT_SYMBOL_IF_KUNIT(td_shaper_init);
 
 void td_shaper_record(struct td_shaper *s, enum tdispatch_result result,
 		      ktime_t now)
@@ -26,6 +29,7 @@ void td_shaper_record(struct td_shaper *s, enum tdispatch_result result,
 	else if (result == TDISPATCH_RESULT_TRANSIENT)
 		s->last_transient = now;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_shaper_record);
 
 static u64 td_shaper_left(ktime_t *last, u64 delay, ktime_t now)
 {
@@ -55,6 +59,7 @@ u64 td_shaper_holdoff(struct td_shaper *s, ktime_t now)
 		return left;
 	return td_shaper_left(&s->last_transient, s->transient_delay_ns, now);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_shaper_holdoff);
 
 /*
  * The rate limit: up to @burst tokens, one a task, refilled at @rate tasks
@@ -94,6 +99,7 @@ void td_rate_set(struct td_rate *b, u32 rate, u32 burst, ktime_t now)
 	b->burst = burst;
 	b->last = now;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_rate_set);
 
 /**
  * td_rate_allow() - how many tasks may go now
@@ -125,9 +131,11 @@ unsigned int td_rate_allow(struct td_rate *b, ktime_t now, unsigned int want,
 	}
 	return min_t(u64, want, div64_u64(b->tokens, TD_TOKEN));
 }
+EXPORT_SYMBOL_IF_KUNIT(td_rate_allow);
 
 void td_rate_take(struct td_rate *b, unsigned int n)
 {
 	if (b->rate)
 		b->tokens -= min_t(u64, b->tokens, (u64)n * TD_TOKEN);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_rate_take);

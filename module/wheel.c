@@ -16,6 +16,7 @@
  * An entry is a struct td_wheel_node embedded in the caller's object, with
  * its due time set before td_wheel_add() and left alone until it is out.
  */
+#include <kunit/visibility.h>
 #include <linux/bitops.h>
 #include <linux/list.h>
 #include <linux/minmax.h>
@@ -69,11 +70,6 @@ static void td_wheel_near_add(struct td_wheel *w, struct td_wheel_node *e)
 	}
 }
 
-static inline unsigned int td_wheel_shift(unsigned int lvl)
-{
-	return TD_WHEEL_SHIFT + lvl * TD_WHEEL_BITS;
-}
-
 /*
  * The first level-0 bucket is the near window, so that what is due within a
  * millisecond of a fresh wheel fires exactly without a cascade.
@@ -84,6 +80,7 @@ void td_wheel_init(struct td_wheel *w)
 	w->horizon = 1ULL << TD_WHEEL_SHIFT;
 	w->near = RB_ROOT_CACHED;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_wheel_init);
 
 /*
  * Into the near rbtree if due before the horizon; else into the lowest
@@ -123,6 +120,7 @@ void td_wheel_add(struct td_wheel *w, struct td_wheel_node *e)
 	e->seq = w->seq++;
 	td_wheel_place(w, e);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_wheel_add);
 
 /* Take @e out, wherever it waits. */
 void td_wheel_del(struct td_wheel *w, struct td_wheel_node *e)
@@ -146,6 +144,7 @@ void td_wheel_del(struct td_wheel *w, struct td_wheel_node *e)
 	i = head - &w->bucket[0][0];
 	w->map[i / TD_WHEEL_SIZE] &= ~BIT_ULL(i % TD_WHEEL_SIZE);
 }
+EXPORT_SYMBOL_IF_KUNIT(td_wheel_del);
 
 /* @n buckets from @b on, as bits of a level's map. */
 static inline u64 td_wheel_span(u64 b, u64 n)
@@ -191,6 +190,7 @@ void td_wheel_advance(struct td_wheel *w, u64 now)
 		}
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(td_wheel_advance);
 
 /* The entry that fires first, if it is in the near rbtree. */
 struct td_wheel_node *td_wheel_first(struct td_wheel *w)
@@ -199,6 +199,7 @@ struct td_wheel_node *td_wheel_first(struct td_wheel *w)
 
 	return n ? td_wheel_rb_entry(n) : NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_wheel_first);
 
 /*
  * When td_wheel_advance() next has work: the first near entry's due time
@@ -222,6 +223,7 @@ u64 td_wheel_next(struct td_wheel *w)
 	}
 	return next;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_wheel_next);
 
 /* Any entry, for emptying the wheel; NULL if it is empty. */
 struct td_wheel_node *td_wheel_any(struct td_wheel *w)
@@ -235,3 +237,4 @@ struct td_wheel_node *td_wheel_any(struct td_wheel *w)
 					struct td_wheel_node, bucket);
 	return e;
 }
+EXPORT_SYMBOL_IF_KUNIT(td_wheel_any);

@@ -22,6 +22,12 @@
 #define TD_WHEEL_SIZE		BIT(TD_WHEEL_BITS)
 #define TD_WHEEL_LEVELS		6
 
+/* Where level @lvl's bucket number starts in a time. */
+static inline unsigned int td_wheel_shift(unsigned int lvl)
+{
+	return TD_WHEEL_SHIFT + lvl * TD_WHEEL_BITS;
+}
+
 /**
  * struct td_wheel_node - an entry, embedded in what waits
  * @due: when it is due, in nanoseconds; set before td_wheel_add() and

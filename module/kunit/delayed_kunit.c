@@ -567,4 +567,5 @@ TD_SUITE(wheel);
 kunit_test_suites(&td_delayed_suite, &td_wheel_suite);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("KUnit tests of tdispatch's delayed tasks and timing wheel");

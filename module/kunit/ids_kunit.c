@@ -152,4 +152,5 @@ TD_SUITE(ids);
 kunit_test_suites(&td_ids_suite);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("KUnit tests of tdispatch's id hash");

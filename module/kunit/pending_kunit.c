@@ -567,4 +567,5 @@ kunit_test_suites(&td_pending_suite, &td_overflow_suite, &td_batch_suite,
 		  &td_expiry_suite, &td_exclusion_suite, &td_cancel_suite);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("KUnit tests of the tdispatch pending set");

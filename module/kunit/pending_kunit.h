@@ -17,10 +17,10 @@
 #include <linux/sort.h>
 #include <linux/string.h>
 
-#include "../pending.c"
-#include "../wheel.c"
-#include "../ids.c"
-#include "../watch.c"
+#include "../ids.h"
+#include "../pending.h"
+#include "../watch.h"
+#include "../wheel.h"
 
 #define TD_BATCH_MAX	8	/* largest max_batch any case uses */
 #define TD_ORDER_MAX	16	/* longest order list any case checks */

@@ -8,7 +8,7 @@
 #include <linux/module.h>
 #include <linux/string.h>
 
-#include "../periodic.c"
+#include "../periodic.h"
 
 #define TD_T0		(10 * NSEC_PER_SEC)	/* an arbitrary now */
 
@@ -228,4 +228,5 @@ static struct kunit_suite td_periodic_suite = {
 kunit_test_suite(td_periodic_suite);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("KUnit tests of the tdispatch periodic registrations");

@@ -7,7 +7,7 @@
 #include <linux/module.h>
 #include <linux/string.h>
 
-#include "../shaper.c"
+#include "../shaper.h"
 
 #define TD_T0		(10 * NSEC_PER_SEC)	/* an arbitrary now */
 
@@ -145,4 +145,5 @@ static struct kunit_suite td_shaper_suite = {
 kunit_test_suite(td_shaper_suite);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("KUnit tests of the tdispatch shaper and rate limit");

@@ -9,7 +9,7 @@
 #include <linux/prandom.h>
 #include <linux/slab.h>
 
-#include "../wheel.c"
+#include "../wheel.h"
 
 #define TD_MS		NSEC_PER_MSEC
 
@@ -178,4 +178,5 @@ static struct kunit_suite td_wheel_unit_suite = {
 kunit_test_suite(td_wheel_unit_suite);
 
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_DESCRIPTION("KUnit tests of tdispatch's timing wheel on its own");

@@ -17,6 +17,7 @@
 
 #include <linux/atomic.h>
 #include <linux/container_of.h>
+#include <linux/errno.h>
 #include <linux/gfp_types.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -493,8 +494,20 @@ int tdispatch_periodic_get_stats(struct tdispatch *d, u64 id,
 				 struct tdispatch_periodic_stats *st);
 void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st);
 void *tdispatch_priv(const struct tdispatch *d);
+#if IS_ENABLED(CONFIG_TDISPATCH_USER)
 int tdispatch_publish(struct tdispatch *d, const struct tdispatch_publish *pub);
 void tdispatch_unpublish(struct tdispatch *d);
+#else
+/* Without /dev/tdispatch there is nowhere to publish a dispatcher. */
+static inline int tdispatch_publish(struct tdispatch *d, const struct tdispatch_publish *pub)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void tdispatch_unpublish(struct tdispatch *d)
+{
+}
+#endif
 int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 		      unsigned long timeout);
 
