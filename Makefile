@@ -69,6 +69,11 @@ lint:
 	scripts/deps.sh lint
 	scripts/lint.sh
 
+# The in-tree series for linux-source-6.12, checked and built (scripts/patches.sh).
+patches:
+	scripts/deps.sh
+	PATCHES_BUILD="$(PATCHES_BUILD)" scripts/patches.sh
+
 bench:
 	scripts/deps.sh
 	BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" BENCH_ONLY="$(BENCH_ONLY)" \
@@ -95,4 +100,4 @@ clean:
 	$(MAKE) -C selftests clean
 	rm -rf build
 
-.PHONY: all module tools lib selftests install check check-loaded dkms-deb lint bench fuzz soak demo vm clean
+.PHONY: all module tools lib selftests install check check-loaded dkms-deb lint patches bench fuzz soak demo vm clean

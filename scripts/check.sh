@@ -11,6 +11,8 @@
 #                             the VM counts as stalled (then retried once)
 #   VM_TCG=single|multi       TCG threading of the VMs (default single)
 #   LINT=0                    skip the static checks (for quick iterations)
+#   PATCHES=0                 skip make patches (the in-tree series: checked,
+#                             then built =y, =m and =n; cached)
 #   DKMS=0                    skip building and installing the DKMS package
 #   TD_DKMS_KO=path           the 6.12 VM runs this tdispatch.ko (the outer
 #                             make check sets it for its run from /usr/src)
@@ -129,6 +131,14 @@ if [ "${LINT:-1}" != 0 ]; then
 		echo "lint: clean, run from $export_top (not a git checkout)" >>"$summary"
 	else
 		"$TD_TOP/scripts/lint.sh"
+	fi
+fi
+if [ "${PATCHES:-1}" != 0 ]; then
+	if "$TD_TOP/scripts/patches.sh"; then
+		echo "patches: the in-tree series applies, passes checkpatch --strict, builds =y, =m, =n" >>"$summary"
+	else
+		echo "patches: FAILED (see above)" >>"$summary"
+		status=1
 	fi
 fi
 

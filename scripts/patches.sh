@@ -1,0 +1,102 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# make patches: generate the in-tree series (scripts/patches.py) into
+# build/patches/, check that every patch applies to linux-source-6.12 (each
+# by itself and all together) and passes checkpatch --strict, then build the
+# patched tree's tdispatch =y (vmlinux linked, KUnit built in), =m
+# (tdispatch.ko and the KUnit modules through modpost) and =n, from
+# tinyconfig.  The builds are cached under $TD_CACHE by the series' hash.
+#   PATCHES_BUILD=0   generate and check only
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+src=$(td_src_tree)
+out=$TD_BUILD/patches
+series=$out/series
+
+rm -rf "$series"
+python3 "$TD_TOP/scripts/patches.py" "$src" "$series" || td_die "cannot generate the series"
+n=$(ls "$series"/*.patch | wc -l)
+td_log "patches: $n in $series"
+
+for p in "$series"/*.patch; do
+	(cd "$src" && git apply --check "$p") || td_die "${p##*/} does not apply to $src"
+	(cd "$src" && perl scripts/checkpatch.pl --strict -q "$p") >&2 ||
+		td_die "${p##*/}: checkpatch --strict"
+done
+(cd "$src" && git apply --check "$series"/*.patch) ||
+	td_die "the series does not apply to $src as a whole"
+td_log "patches: each applies to linux-source $(td_src_version) and passes checkpatch --strict"
+
+[ "${PATCHES_BUILD:-1}" = 1 ] || exit 0
+
+key=$(cat "$series"/*.patch | sed '/^Date: /d' | sha256sum | cut -c1-12)
+cache=$TD_CACHE/patches-$(td_src_version)-$key
+mkdir -p "$TD_CACHE"
+exec 9>"$TD_CACHE/.patches.lock"
+flock 9
+if [ -e "$cache/.built" ]; then
+	td_log "patches: =y, =m and =n built before ($cache)"
+	exit 0
+fi
+for old in "$TD_CACHE"/patches-*; do
+	[ "$old" = "$cache" ] || rm -rf "$old"
+done
+rm -rf "$cache"
+mkdir -p "$cache"
+tree=$cache/linux
+obj=$cache/obj
+start=$(date +%s)
+# A tree of links to the extracted source; what the series changes is
+# copied first, so that applying it leaves the source alone.
+cp -al "$src" "$tree"
+grep -h '^+++ b/' "$series"/*.patch | cut -c7- | sort -u | while read -r f; do
+	[ ! -e "$src/$f" ] || cp --remove-destination "$src/$f" "$tree/$f"
+done
+(cd "$tree" && git apply "$series"/*.patch) || td_die "the series does not apply"
+
+kmake() { make -s -C "$tree" O="$obj" ARCH=x86_64 "$@" >&2; }
+# $1: y, m or n for tdispatch and its KUnit tests.
+config() {
+	{
+		echo "CONFIG_MODULES=y"
+		echo "CONFIG_PRINTK=y"
+		echo "CONFIG_DEBUG_FS=y"
+		echo "CONFIG_KUNIT=y"
+		if [ "$1" = n ]; then
+			echo "# CONFIG_TDISPATCH is not set"
+		else
+			echo "CONFIG_TDISPATCH=$1"
+			echo "CONFIG_TDISPATCH_USER=y"
+			echo "CONFIG_TDISPATCH_KUNIT_TEST=$1"
+		fi
+	} >"$cache/frag-$1"
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$cache/frag-$1" >/dev/null
+	kmake olddefconfig
+	grep -E '^(# )?CONFIG_TDISPATCH' "$obj/.config" >&2 || true
+	case $1 in
+	n) ! grep -q '^CONFIG_TDISPATCH=' "$obj/.config" ;;
+	*) grep -qx "CONFIG_TDISPATCH=$1" "$obj/.config" ;;
+	esac || td_die "tinyconfig with tdispatch=$1 is not what was asked"
+}
+
+mkdir -p "$obj"
+kmake tinyconfig
+for v in y m n; do
+	td_log "patches: building tdispatch=$v"
+	config "$v"
+	kmake -j"$(nproc)" KCFLAGS=-Werror
+	case $v in
+	y) for s in tdispatch_submit td_test_add_keeps_order; do
+		grep -q " $s\$" "$obj/System.map" || td_die "tdispatch=y: $s is not in vmlinux"
+	done ;;
+	m) for k in tdispatch pending_kunit; do
+		[ -n "$(find "$obj/lib/tdispatch" -name "$k.ko")" ] || td_die "tdispatch=m: no $k.ko"
+	done ;;
+	n) ! grep -q ' tdispatch_submit$' "$obj/System.map" ||
+		td_die "tdispatch=n: tdispatch_submit is in vmlinux" ;;
+	esac
+done
+rm -rf "$tree" "$obj"
+touch "$cache/.built"
+td_log "patches: tdispatch =y, =m and =n built in $(( $(date +%s) - start ))s"
