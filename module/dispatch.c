@@ -377,6 +377,17 @@ static bool td_ids_misfit(struct tdispatch *d)
 }
 
 /*
+ * What a worker that drained the input leaves to the acceptor, whatever
+ * else it did: the times of delayed tasks it drained (the acceptor's sleep
+ * must end by the earliest) and an id hash whose size no longer fits.
+ */
+static bool td_acceptor_owed(struct tdispatch *d)
+{
+	lockdep_assert_held(&d->lock);
+	return d->delayed_drained || td_ids_misfit(d);
+}
+
+/*
  * After a batch that cut no next one, must the acceptor look again?  Only
  * if it has something to do: tasks left pending (put back, waiting for an
  * id in flight, or due with no worker free), a result other than success
@@ -435,7 +446,7 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 	more = again && td_cut_batch(d, w, now, &reap, &next);
 	/* Left for the acceptor: what it must cut for a free worker, or time. */
 	kick = (td_acceptor_wanted(d, res, periodic) && (!more || d->free_workers)) ||
-	       d->delayed_drained || td_ids_misfit(d);
+	       td_acceptor_owed(d);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 
@@ -474,8 +485,7 @@ static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 	td_drain_input(d, now, &reap);
 	if (d->free_workers & BIT_ULL(w - d->workers))
 		cut = td_cut_batch(d, w, now, &reap, &next);
-	kick = (d->pending.nr_pending && d->free_workers) || d->delayed_drained ||
-	       td_ids_misfit(d);
+	kick = (d->pending.nr_pending && d->free_workers) || td_acceptor_owed(d);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
