@@ -6,7 +6,7 @@
 #   make selftests       the kselftests (kselftest_harness.h from linux-source)
 #   make KDIR=/path      build the module against another kernel tree
 #   make check           install deps, lint, run every test in QEMU
-#   make check KERNELS=debug   the same on one kernel (6.1, 6.12, rt, debug)
+#   make check KERNELS=debug   the same on one kernel (6.1, 6.12, rt, debug, intree)
 #   make check TESTS="tdispatch_slots_test"   only those kselftests (no fuzz, KUnit)
 #   make check-loaded    make check three times beside stress-ng --cpu 1 (RUNS=, LOAD=)
 #   make bench           run the benchmarks (module/bench/) in the VM
@@ -27,7 +27,7 @@
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 	$(lastword $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | grep -v -- -rt- | sort -V)))
 KSRC = $(shell scripts/src-tree.sh)
-KERNELS ?= 6.1 6.12 rt debug
+KERNELS ?= 6.1 6.12 rt debug intree
 VM_KERNEL ?= 6.12
 BENCH_KERNEL ?= 6.12
 KERNEL ?= 6.12

@@ -1,16 +1,41 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Build the debug kernel (tinyconfig + scripts/debug.config) from
-# linux-source-6.12 and print its build directory.  The result is cached
-# under $TD_CACHE keyed by the fragment's hash and the source version, so
-# a fresh clone reuses it and only a change to either rebuilds.
+# Build a test kernel from linux-source-6.12 and print its build directory.
+#   build-kernel.sh          the debug kernel: tinyconfig + scripts/debug.config
+#   build-kernel.sh intree   the same with the in-tree series applied and
+#                            scripts/intree.config on top (tdispatch built
+#                            in, KUnit too), and its kselftests built and
+#                            installed, through the kernel's own Makefiles,
+#                            in <build directory>/kselftest
+# The result is cached under $TD_CACHE keyed by the fragments' (and the
+# series') hash and the source version, so a fresh clone reuses it and only
+# a change to any of them rebuilds.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
+kind=${1:-debug}
 frag=$TD_TOP/scripts/debug.config
 ver=$(td_src_version)
-key=$(sha256sum "$frag" | cut -c1-12)
-out=$TD_CACHE/kernel-$ver-$key
+src=$(td_src_tree)
+case $kind in
+debug)
+	key=$(sha256sum "$frag" | cut -c1-12)
+	out=$TD_CACHE/kernel-$ver-$key
+	;;
+intree)
+	series=$TD_BUILD/intree/series
+	rm -rf "$series"
+	python3 "$TD_TOP/scripts/patches.py" "$src" "$series" >&2 ||
+		td_die "cannot generate the series"
+	cat "$frag" "$TD_TOP/scripts/intree.config" >"$TD_BUILD/intree/config"
+	frag=$TD_BUILD/intree/config
+	key=$( (sha256sum <"$frag"; td_series_key "$series") | sha256sum | cut -c1-12)
+	out=$TD_CACHE/intree-$ver-$key
+	;;
+*)
+	td_die "build-kernel.sh: unknown kernel '$kind' (debug or intree)"
+	;;
+esac
 
 mkdir -p "$TD_CACHE"
 exec 9>"$TD_CACHE/.kernel.lock"
@@ -21,10 +46,13 @@ if [ -e "$out/.built" ]; then
 	exit 0
 fi
 
-src=$(td_src_tree)
 rm -rf "$out"
 mkdir -p "$out"
-td_log "building debug kernel $ver ($key) in $out"
+if [ "$kind" = intree ]; then
+	td_patched_tree "$series" "$out.src"
+	src=$out.src
+fi
+td_log "building $kind kernel $ver ($key) in $out"
 start=$(date +%s)
 make -s -C "$src" O="$out" ARCH=x86_64 tinyconfig >&2
 "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$frag" >/dev/null
@@ -43,10 +71,25 @@ done | grep -q x && missing=1
 [ "$missing" = 0 ] || td_die "debug kernel config is incomplete"
 
 make -s -C "$src" O="$out" ARCH=x86_64 -j"$(nproc)" >&2
+if [ "$kind" = intree ]; then
+	# The kselftests as the kernel builds them: lib.mk, the tree's UAPI
+	# headers, static for the VM's busybox root.
+	make -s -C "$src" O="$out" ARCH=x86_64 headers >&2
+	make -s -C "$src/tools/testing/selftests" TARGETS=tdispatch \
+		KHDR_INCLUDES="-isystem $out/usr/include" USERCFLAGS=-Werror \
+		USERLDFLAGS=-static KSFT_INSTALL_PATH="$out/kselftest" install >&2 ||
+		td_die "the in-tree kselftests failed to build"
+	rm -rf "$src"
+fi
 touch "$out/.built"
-td_log "debug kernel built in $(( $(date +%s) - start ))s"
+td_log "$kind kernel built in $(( $(date +%s) - start ))s"
 # Kernels built from an older fragment are dead weight (gigabytes each).
-for old in "$TD_CACHE"/kernel-*; do
-	[ "$old" = "$out" ] || rm -rf "$old"
+prefix=kernel
+[ "$kind" = debug ] || prefix=$kind
+for old in "$TD_CACHE/$prefix"-*; do
+	case $old in
+	"$out" | *.src) ;;
+	*) rm -rf "$old" "$old.src" ;;
+	esac
 done
 printf '%s\n' "$out"

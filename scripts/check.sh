@@ -3,8 +3,10 @@
 # make check: install what is missing, lint, build the debug kernel, then
 # for each kernel build the module, boot a VM, run every test and judge the
 # kernel log; prove the judge with planted bugs; print the totals.
-#   KERNELS="6.1 6.12 rt debug"  which kernels to test (default: all four;
-#                             rt is Debian's PREEMPT_RT 6.12)
+#   KERNELS="6.1 6.12 rt debug intree"  which kernels to test (default: all
+#                             five; rt is Debian's PREEMPT_RT 6.12, intree
+#                             the debug kernel with make patches' series
+#                             applied and tdispatch built in)
 #   VM_TIMEOUT=2400           seconds a VM may run at most (a stalled one is
 #                             caught by the heartbeat watchdog long before)
 #   VM_STALL=90               seconds without the guest's heartbeat before
@@ -19,7 +21,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-kernels=${KERNELS:-6.1 6.12 rt debug}
+kernels=${KERNELS:-6.1 6.12 rt debug intree}
 tmo=${VM_TIMEOUT:-2400}
 t0=$(date +%s)
 
@@ -62,7 +64,7 @@ check_exported() {
 	rm -rf "$ex/summary" "$ex/vm-6.12/log" "$ex/demo.log"
 	mkdir -p "$ex"
 	td_log "kernel 6.12: make check from $export_top, an exported tree"
-	TD_BUILD=$ex KERNELS=6.12 LINT=0 DKMS=0 TD_DKMS_KO=$dkms_ko \
+	TD_BUILD=$ex KERNELS=6.12 LINT=0 DKMS=0 PATCHES=0 TD_DKMS_KO=$dkms_ko \
 		"$export_top/scripts/check.sh" || status=1
 	if [ -e "$ex/summary" ]; then
 		grep -v '^  *6.12: tdispatch.ko as DKMS built it' "$ex/summary" >>"$summary" || true
@@ -101,6 +103,24 @@ remove_package() {
 	$sudo dpkg -r tdispatch-dkms >/dev/null 2>&1 || true
 }
 
+# The kernel with the in-tree series applied and tdispatch built in (make
+# patches; scripts/build-kernel.sh intree): KUnit runs as it boots, the
+# kselftests as the kernel builds them, through its own runner.
+intree_lane() {
+	rm -rf "$out/mod" "$out/extra"
+	mkdir -p "$out/mod" "$out/extra"
+	cp -r "$td_kdir/kselftest" "$out/extra/kselftest"
+	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/mod" "$out/extra"
+	td_log "kernel intree: booting $td_kimg"
+	run_vm "$td_kimg" "$out/initrd.gz" intree "$out/log" "$tmo"
+	"$TD_TOP/scripts/ktap.py" intree "$out/log" >>"$summary" || status=1
+	read -r p f _ <"$out/log/counts"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	echo "  intree: VM ran $(cat "$out/log/seconds")s, longest heartbeat gap" \
+		"$(cat "$out/log/heartbeat-gap")s; console log $out/log/console.log" >>"$summary"
+}
+
 dkms_ko=${TD_DKMS_KO:-}
 export_top=
 if [ "${DKMS:-1}" != 0 ]; then
@@ -135,7 +155,7 @@ if [ "${LINT:-1}" != 0 ]; then
 fi
 if [ "${PATCHES:-1}" != 0 ]; then
 	if "$TD_TOP/scripts/patches.sh"; then
-		echo "patches: the in-tree series applies, passes checkpatch --strict, builds =y, =m, =n" >>"$summary"
+		echo "patches: the in-tree series applies, passes checkpatch --strict, builds =y (with its kselftests), =y without /dev/tdispatch, =m, =n" >>"$summary"
 	else
 		echo "patches: FAILED (see above)" >>"$summary"
 		status=1
@@ -149,6 +169,10 @@ for k in $kernels; do
 	fi
 	td_kernel "$k"
 	out=$TD_BUILD/vm-$k
+	if [ "$k" = intree ]; then
+		intree_lane
+		continue
+	fi
 	td_log "kernel $k: building modules against $td_kdir"
 	td_build_modules "$td_kdir" "$out"
 	if [ "$k" = 6.12 ] && [ -n "$dkms_ko" ]; then

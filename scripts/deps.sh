@@ -13,7 +13,7 @@ if [ "${1:-}" = lint ]; then
 		linux-headers-6.12-cloud-amd64 linux-source-6.12"
 else
 	pkgs="make gcc libc6-dev python3 qemu-system-x86 busybox-static cpio gzip xz-utils
-		kmod bc flex bison libelf-dev libssl-dev sparse
+		kmod bc flex bison libelf-dev libssl-dev sparse rsync
 		linux-image-cloud-amd64 linux-headers-cloud-amd64
 		linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64
 		linux-headers-6.12-rt-amd64

@@ -30,12 +30,36 @@ td_src_tree() {
 	printf '%s\n' "$dir"
 }
 
-# Resolve a test kernel by name (6.1, 6.12 or debug): sets td_kimg to the
-# image to boot and td_kdir to the tree to build modules against.
+# $2: a tree of links to the extracted linux-source with the series in
+# folder $1 applied.  What the series changes is copied first, so that
+# applying it leaves the extracted source alone.
+td_patched_tree() {
+	series=$1 tree=$2
+	src=$(td_src_tree) || exit 1
+	rm -rf "$tree"
+	mkdir -p "$(dirname "$tree")"
+	cp -al "$src" "$tree"
+	grep -h '^+++ b/' "$series"/*.patch | cut -c7- | sort -u | while read -r f; do
+		[ ! -e "$src/$f" ] || cp --remove-destination "$src/$f" "$tree/$f"
+	done
+	(cd "$tree" && git apply "$series"/*.patch) || td_die "the series does not apply"
+}
+
+# The in-tree series' hash, for cache keys: what its patches change, not
+# their dates or messages.
+td_series_key() {
+	for p in "$1"/*.patch; do
+		sed -n '/^diff --git /,$p' "$p"
+	done | sha256sum | cut -c1-12
+}
+
+# Resolve a test kernel by name (6.1, 6.12, rt, debug or intree): sets
+# td_kimg to the image to boot and td_kdir to the tree to build modules
+# against (for intree, the build directory, with the kselftests in it).
 td_kernel() {
 	case "$1" in
-	debug)
-		td_kdir=$("$TD_TOP/scripts/build-kernel.sh") || exit 1
+	debug | intree)
+		td_kdir=$("$TD_TOP/scripts/build-kernel.sh" "$1") || exit 1
 		td_kimg=$td_kdir/arch/x86/boot/bzImage
 		;;
 	6.1 | 6.12)
@@ -54,7 +78,7 @@ td_kernel() {
 		[ -d "$td_kdir" ] || td_die "$td_kdir missing (run scripts/deps.sh)"
 		;;
 	*)
-		td_die "unknown kernel '$1' (use 6.1, 6.12, rt or debug)"
+		td_die "unknown kernel '$1' (use 6.1, 6.12, rt, debug or intree)"
 		;;
 	esac
 }

@@ -159,7 +159,7 @@ def selftests_makefile():
             'TEST_GEN_PROGS := %s\n'
             'TEST_GEN_PROGS_EXTENDED := %s\n'
             '\n'
-            'CFLAGS += -Wall -O2 -D_GNU_SOURCE $(KHDR_INCLUDES)\n'
+            'CFLAGS += -Wall -O2 -I.. $(KHDR_INCLUDES)\n'
             'LDLIBS += -lpthread\n'
             'LOCAL_HDRS += %s\n'
             '\n'
@@ -179,7 +179,7 @@ def maintainers_add(tree, files):
                   if lines[i] and lines[i - 1] == '' and
                   lines[i].upper() > MAINT_TITLE and re.match(r'[A-Z]:\t', lines[i + 1]))
         lines[at:at] = [MAINT_TITLE, 'M:\t%s <%s>' % (name, email),
-                        'S:\tMaintained', '']
+                        'L:\tlinux-kernel@vger.kernel.org', 'S:\tMaintained', '']
     at = lines.index(MAINT_TITLE) + 1
     end = lines.index('', at)
     fields = lines[at:end]
@@ -223,12 +223,13 @@ object, a bound, retries with back-off, a rate limit, and an account of
 what became of every report.
 
 tdispatch is that pattern as a facility.  Submission is an llist_add() on
-the submitting CPU's input list and never sleeps, from any context; an
-object can embed its task (struct tdispatch_item), so nothing is
-allocated.  The input is drained, in arrival order, into a pending set
-keyed by id, where a newer task replaces the older; batches of at most
-max_batch tasks go to the workers of a workqueue when full or when the
-oldest has waited max_delay_ns, never two with the same id in flight.
+the submitting CPU's input list; an object can embed its task (struct
+tdispatch_item), and submitting that allocates nothing and never sleeps,
+from any context.  The input is drained, each CPU's in its arrival
+order, into a pending set keyed by id, where a newer task replaces the
+older; batches of at most max_batch tasks go to the workers of a
+workqueue when full or when the oldest has waited max_delay_ns, never
+two with the same id in flight.
 ->process() ends a batch in success, congestion, a transient or a
 permanent error; retries go back to the head of the line and the
 dispatcher holds off.  Tasks can carry a deadline or a not-before time
@@ -244,9 +245,11 @@ tracepoints its events.
 
 The code is lib/tdispatch/, one file per concern; the API is
 include/linux/tdispatch.h, and the outcome and result values, which
-userspace sees too, are in include/uapi/linux/tdispatch.h.  It has been
-developed out of tree with lockdep, KASAN, UBSAN, kmemleak and fault
-injection on 6.1, 6.12 and PREEMPT_RT.
+userspace sees too, are in include/uapi/linux/tdispatch.h.  Nothing in
+the tree uses it yet; a conversion of net/core/link_watch.c is meant to
+follow.  Out of tree it is tested on stock 6.1, 6.12 and PREEMPT_RT 6.12
+kernels and on a 6.12 with lockdep, KASAN, UBSAN, kmemleak and fault
+injection.
 '''
 
 USER_MSG = '''
@@ -335,7 +338,7 @@ def generate(src, out):
               ''.join('obj-$(CONFIG_TDISPATCH_KUNIT_TEST) += %s.o\n' % k for k in kunit))
 
         for f in sorted(os.listdir(sdir)):
-            if f.endswith('.c') or f.endswith('.h') or f == 'config':
+            if f.endswith('.c') or f.endswith('.h') or f in ('config', 'settings'):
                 write(os.path.join(tree, sdest, f), read(os.path.join(sdir, f)))
         mk = selftests_makefile()
         write(os.path.join(tree, sdest, 'Makefile'), mk)

@@ -3,9 +3,10 @@
 # make patches: generate the in-tree series (scripts/patches.py) into
 # build/patches/, check that every patch applies to linux-source-6.12 (each
 # by itself and all together) and passes checkpatch --strict, then build the
-# patched tree's tdispatch =y (vmlinux linked, KUnit built in), =m
-# (tdispatch.ko and the KUnit modules through modpost) and =n, from
-# tinyconfig.  The builds are cached under $TD_CACHE by the series' hash.
+# patched tree's tdispatch =y (vmlinux linked, KUnit built in, and the
+# kselftests through lib.mk), =y without /dev/tdispatch, =m (tdispatch.ko
+# and the KUnit modules through modpost) and =n, from tinyconfig, with
+# -Werror.  The builds are cached under $TD_CACHE by the series' hash.
 #   PATCHES_BUILD=0   generate and check only
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -30,13 +31,13 @@ td_log "patches: each applies to linux-source $(td_src_version) and passes check
 
 [ "${PATCHES_BUILD:-1}" = 1 ] || exit 0
 
-key=$(cat "$series"/*.patch | sed '/^Date: /d' | sha256sum | cut -c1-12)
+key=$(td_series_key "$series")
 cache=$TD_CACHE/patches-$(td_src_version)-$key
 mkdir -p "$TD_CACHE"
 exec 9>"$TD_CACHE/.patches.lock"
 flock 9
 if [ -e "$cache/.built" ]; then
-	td_log "patches: =y, =m and =n built before ($cache)"
+	td_log "patches: built before ($cache)"
 	exit 0
 fi
 for old in "$TD_CACHE"/patches-*; do
@@ -47,49 +48,60 @@ mkdir -p "$cache"
 tree=$cache/linux
 obj=$cache/obj
 start=$(date +%s)
-# A tree of links to the extracted source; what the series changes is
-# copied first, so that applying it leaves the source alone.
-cp -al "$src" "$tree"
-grep -h '^+++ b/' "$series"/*.patch | cut -c7- | sort -u | while read -r f; do
-	[ ! -e "$src/$f" ] || cp --remove-destination "$src/$f" "$tree/$f"
-done
-(cd "$tree" && git apply "$series"/*.patch) || td_die "the series does not apply"
+td_patched_tree "$series" "$tree"
 
 kmake() { make -s -C "$tree" O="$obj" ARCH=x86_64 "$@" >&2; }
-# $1: y, m or n for tdispatch and its KUnit tests.
+# $1: y, m or n for tdispatch and its KUnit tests, with /dev/tdispatch;
+# e: y without it.
 config() {
 	{
 		echo "CONFIG_MODULES=y"
 		echo "CONFIG_PRINTK=y"
 		echo "CONFIG_DEBUG_FS=y"
 		echo "CONFIG_KUNIT=y"
-		if [ "$1" = n ]; then
-			echo "# CONFIG_TDISPATCH is not set"
-		else
+		case $1 in
+		n) echo "# CONFIG_TDISPATCH is not set" ;;
+		e)
+			echo "CONFIG_TDISPATCH=y"
+			echo "# CONFIG_TDISPATCH_USER is not set"
+			echo "CONFIG_TDISPATCH_KUNIT_TEST=y"
+			;;
+		*)
 			echo "CONFIG_TDISPATCH=$1"
 			echo "CONFIG_TDISPATCH_USER=y"
 			echo "CONFIG_TDISPATCH_KUNIT_TEST=$1"
-		fi
+			;;
+		esac
 	} >"$cache/frag-$1"
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$cache/frag-$1" >/dev/null
 	kmake olddefconfig
 	grep -E '^(# )?CONFIG_TDISPATCH' "$obj/.config" >&2 || true
 	case $1 in
 	n) ! grep -q '^CONFIG_TDISPATCH=' "$obj/.config" ;;
-	*) grep -qx "CONFIG_TDISPATCH=$1" "$obj/.config" ;;
+	e) grep -qx "CONFIG_TDISPATCH=y" "$obj/.config" &&
+		! grep -q '^CONFIG_TDISPATCH_USER=' "$obj/.config" ;;
+	*) grep -qx "CONFIG_TDISPATCH=$1" "$obj/.config" &&
+		grep -qx "CONFIG_TDISPATCH_USER=y" "$obj/.config" ;;
 	esac || td_die "tinyconfig with tdispatch=$1 is not what was asked"
 }
 
 mkdir -p "$obj"
 kmake tinyconfig
-for v in y m n; do
-	td_log "patches: building tdispatch=$v"
+for v in y e m n; do
+	td_log "patches: building tdispatch=$v (e: y without /dev/tdispatch)"
 	config "$v"
 	kmake -j"$(nproc)" KCFLAGS=-Werror
 	case $v in
-	y) for s in tdispatch_submit td_test_add_keeps_order; do
+	y) for s in tdispatch_submit td_test_add_keeps_order td_chardev_init; do
 		grep -q " $s\$" "$obj/System.map" || td_die "tdispatch=y: $s is not in vmlinux"
-	done ;;
+	done
+	kmake headers
+	make -s -C "$tree/tools/testing/selftests" TARGETS=tdispatch \
+		KHDR_INCLUDES="-isystem $obj/usr/include" USERCFLAGS=-Werror >&2 ||
+		td_die "the kselftests do not build in the tree" ;;
+	e) grep -q ' tdispatch_submit$' "$obj/System.map" &&
+		! grep -q ' td_chardev_init$' "$obj/System.map" ||
+		td_die "tdispatch=y without /dev/tdispatch: not what was built" ;;
 	m) for k in tdispatch pending_kunit; do
 		[ -n "$(find "$obj/lib/tdispatch" -name "$k.ko")" ] || td_die "tdispatch=m: no $k.ko"
 	done ;;
@@ -99,4 +111,4 @@ for v in y m n; do
 done
 rm -rf "$tree" "$obj"
 touch "$cache/.built"
-td_log "patches: tdispatch =y, =m and =n built in $(( $(date +%s) - start ))s"
+td_log "patches: tdispatch =y (and its kselftests), =y without the device, =m and =n built in $(( $(date +%s) - start ))s"

@@ -8,6 +8,9 @@
 #   bench    load each benchmark module and report its results on ttyS1
 #   fuzz     load the module and the test driver, run tdispatch_fuzz with
 #            the arguments in /fuzz-args, unload, scan for leaks
+#   intree   tdispatch is built in (make patches): report the KUnit suites
+#            that ran as it booted and run /kselftest, the kselftests as
+#            the kernel builds and runs them, then scan for leaks
 #   demo     load the module and run /demo.sh on the console
 #   shell    load the module and give a shell on the console
 # The VM always ends with reboot -f; QEMU runs with -no-reboot, so it exits.
@@ -18,6 +21,11 @@ export PATH=/tests:/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# What udev would add and the kselftest runner writes to (/dev/stdout).
+for f in stdin:0 stdout:1 stderr:2; do
+	[ -e /dev/${f%:*} ] || ln -s /proc/self/fd/${f#*:} /dev/${f%:*}
+done
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
@@ -156,6 +164,16 @@ run_kunit() {
 		[ -e "$m" ] || continue
 		step "insmod-${m##*/}" insmod "$m"
 	done
+	kunit_results
+	for m in $mods/kunit/*.ko; do
+		[ -e "$m" ] || continue
+		n=${m##*/}
+		step "rmmod-$n" rmmod "${n%.ko}"
+	done
+}
+
+# The KTAP of every KUnit suite that ran, built in or loaded.
+kunit_results() {
 	for r in /sys/kernel/debug/kunit/*/results; do
 		[ -e "$r" ] || continue
 		s=${r%/results}
@@ -163,11 +181,21 @@ run_kunit() {
 		cat "$r"
 		echo "TD-KUNIT-END ${s##*/} rc=0"
 	done
-	for m in $mods/kunit/*.ko; do
-		[ -e "$m" ] || continue
-		n=${m##*/}
-		step "rmmod-$n" rmmod "${n%.ko}"
-	done
+}
+
+# The in-tree kselftests through the kernel's runner, whose TAP nests each
+# test's own under "# ": indented instead, so that the judge counts every
+# case, and reads the runner's "not ok" lines (it exits 0 whatever they say).
+run_intree_kselftests() {
+	# The runner passes --foreground, which busybox's timeout lacks.
+	rm -f /usr/bin/timeout
+	printf '#!/bin/sh\n[ "$1" = --foreground ] && shift\nexec /bin/busybox timeout "$@"\n' \
+		>/usr/bin/timeout
+	chmod 755 /usr/bin/timeout
+	echo "TD-KSFT-BEGIN run_kselftest.sh"
+	(cd /kselftest && ./run_kselftest.sh; echo "rc=$?" >/tmp/ksft-rc) 2>&1 |
+		sed 's/^# /    /'
+	echo "TD-KSFT-END run_kselftest.sh $(cat /tmp/ksft-rc)"
 }
 
 # Test modules report KTAP of their own through debugfs, like KUnit.  The
@@ -311,6 +339,16 @@ planted)
 	for m in $mods/plant/*.ko; do
 		step "insmod-${m##*/}" insmod "$m"
 	done
+	kmemleak_report
+	finish
+	;;
+intree)
+	heartbeat &
+	exec >/dev/ttyS1 2>&1
+	echo "TD-VM-START kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) intree"
+	# No baseline: what the built-in KUnit suites leaked at boot counts.
+	kunit_results
+	run_intree_kselftests
 	kmemleak_report
 	finish
 	;;

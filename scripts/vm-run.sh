@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot the test VM under QEMU/TCG.
 # usage: vm-run.sh KERNEL INITRD MODE [LOGDIR] [TIMEOUT_SECONDS]
-#   MODE check|planted|bench: console to LOGDIR/console.log, results (ttyS1) to
+#   MODE check|planted|bench|fuzz|intree: console to LOGDIR/console.log, results (ttyS1) to
 #        LOGDIR/results.log, no terminal; killed after TIMEOUT_SECONDS.
 #   MODE demo|shell: the console is this terminal (Ctrl-A X leaves QEMU).
 # QEMU runs with -no-reboot and the VM's init ends with reboot -f, and a
@@ -30,7 +30,7 @@ set -- qemu-system-x86_64 -accel "tcg,thread=${VM_TCG:-single}" -smp 2 -m 2G -no
 [ -n "${VM_CPU:-}" ] && set -- "$@" -cpu "$VM_CPU"
 
 case "$mode" in
-check|planted|bench|fuzz)
+check|planted|bench|fuzz|intree)
 	mkdir -p "$logdir"
 	rm -f "$logdir/console.log" "$logdir/results.log" "$logdir/stall"
 	start=$(date +%s)
