@@ -36,18 +36,28 @@ status=0
 total_pass=0 total_fail=0
 retries=0
 
-# Boot a VM; a stalled one (exit 3, see vm-run.sh) is retried once, and the
-# retry is reported in the summary and counted; a second stall fails.
+# Boot a VM; a stalled one (exit 3, see vm-run.sh), or one whose kernel
+# died before our /init ran (td_died_before_init), is retried once, and the
+# retry is reported in the summary and counted; a second stall fails, and
+# the judge reads whatever the second run left.
 run_vm() {
 	name=${1##*/} logdir=$4
-	"$TD_TOP/scripts/vm-run.sh" "$@" && return 0
-	[ -e "$logdir/stall" ] || return 0
+	if "$TD_TOP/scripts/vm-run.sh" "$@"; then
+		td_died_before_init "$1" "$logdir" || return 0
+		{
+			echo "  $name: KERNEL DIED BEFORE /init RAN, retried once:"
+			grep -m2 -E 'Oops|RIP:' "$logdir/console.log" | sed 's/^\[[ 0-9.]*\] /    /'
+		} >>"$summary"
+		cp "$logdir/console.log" "$logdir/console.died.log"
+	else
+		[ -e "$logdir/stall" ] || return 0
+		{
+			echo "  $name: VM STALLED, retried once:"
+			sed 's/^/    /' "$logdir/stall"
+		} >>"$summary"
+		cp "$logdir/console.log" "$logdir/console.stalled.log" 2>/dev/null || true
+	fi
 	retries=$((retries + 1))
-	{
-		echo "  $name: VM STALLED, retried once:"
-		sed 's/^/    /' "$logdir/stall"
-	} >>"$summary"
-	cp "$logdir/console.log" "$logdir/console.stalled.log" 2>/dev/null || true
 	"$TD_TOP/scripts/vm-run.sh" "$@" && return 0
 	if [ -e "$logdir/stall" ]; then
 		echo "  $name: VM STALLED AGAIN: $(head -n 1 "$logdir/stall")" >>"$summary"
@@ -68,7 +78,7 @@ check_exported() {
 		"$export_top/scripts/check.sh" || status=1
 	if [ -e "$ex/summary" ]; then
 		grep -v '^  *6.12: tdispatch.ko as DKMS built it' "$ex/summary" >>"$summary" || true
-		n=$(grep -c 'VM STALLED, retried' "$ex/summary") || n=0
+		n=$(grep -cE 'VM STALLED, retried|DIED BEFORE /init RAN, retried' "$ex/summary") || n=0
 		retries=$((retries + n))
 	fi
 	echo "  6.12: run from $export_top with tdispatch.ko as DKMS built it" >>"$summary"
@@ -221,6 +231,6 @@ echo
 echo "== tdispatch check summary ($(( $(date +%s) - t0 ))s) =="
 cat "$summary"
 [ "$status" = 0 ] && [ "$total_fail" = 0 ] || echo "FAILED"
-echo "VM retries after a stall: $retries"
+echo "VM retries (a stall, or a kernel that died before /init): $retries"
 echo "$total_pass passed, $total_fail failed"
 [ "$status" = 0 ] && [ "$total_fail" = 0 ]

@@ -53,6 +53,17 @@ td_series_key() {
 	done | sha256sum | cut -c1-12
 }
 
+# Did the VM booted from kernel image $1 (log directory $2) die before its
+# /init ran: a panic on the console and no TD-VM-START from init?  Only on
+# a kernel without tdispatch built in, where nothing of ours had run yet:
+# the emulator's fault, as the early-boot double faults under TCG with an
+# RFLAGS no CPU pushes (Documentation, "Testing").
+td_died_before_init() {
+	case $1 in */intree-*) return 1 ;; esac
+	! grep -q '^TD-VM-START' "$2/results.log" 2>/dev/null &&
+		grep -qE 'Kernel panic|Oops' "$2/console.log" 2>/dev/null
+}
+
 # Resolve a test kernel by name (6.1, 6.12, rt, debug or intree): sets
 # td_kimg to the image to boot and td_kdir to the tree to build modules
 # against (for intree, the build directory, with the kselftests in it).
