@@ -77,7 +77,8 @@ patches:
 bench:
 	scripts/deps.sh
 	BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" BENCH_ONLY="$(BENCH_ONLY)" \
-		BENCH_BEFORE="$(BENCH_BEFORE)" BENCH_AB_ROUNDS="$(BENCH_AB_ROUNDS)" scripts/bench.sh
+		BENCH_BEFORE="$(BENCH_BEFORE)" BENCH_AB_ROUNDS="$(BENCH_AB_ROUNDS)" \
+		BENCH_PERF="$(BENCH_PERF)" scripts/bench.sh
 
 fuzz:
 	KERNEL="$(KERNEL)" SEED="$(SEED)" CALLS="$(CALLS)" scripts/fuzz.sh

@@ -15,6 +15,12 @@
 #                       modules are loaded in turn, BENCH_AB_ROUNDS (5) times
 #                       each, one tdbench round per load, and the medians of
 #                       each BENCH user line are compared
+#   BENCH_PERF=1        each benchmark module loads under "perf record -a"
+#                       (the host's perf, package linux-perf, copied into the
+#                       VM) and perf report's flat profile of the symbols
+#                       follows its results: where the time goes, with only=
+#                       to pick a variant; never a figure to quote, since
+#                       sampling costs CPU of its own
 #   VM_TIMEOUT=1800     seconds before the VM counts as hung
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -87,27 +93,37 @@ esac
 # its libraries and the loader go into the initramfs at their own paths.
 extra=$out/extra
 rm -rf "$extra"
-mkdir -p "$extra"
+mkdir -p "$extra/bin"
+# A host binary $1 into the VM's /bin, with its libraries and loader.
+copy_with_libs() {
+	cp "$1" "$extra/bin/${1##*/}"
+	for lib in $(ldd "$1" | awk '/=> \//{ print $3 } /^[[:space:]]*\//{ print $1 }'); do
+		mkdir -p "$extra$(dirname "$lib")"
+		cp -L "$lib" "$extra$lib"
+	done
+}
 if [ -e "$out/user/tdfresh" ]; then
 	command -v redis-server >/dev/null || {
 		apt-get install -y -qq --no-install-recommends redis-server >/dev/null ||
 			td_die "cannot install redis-server"
 	}
-	rs=$(command -v redis-server)
-	mkdir -p "$extra/bin"
-	cp "$rs" "$extra/bin/redis-server"
-	for lib in $(ldd "$rs" | awk '/=> \//{ print $3 } /^[[:space:]]*\//{ print $1 }'); do
-		mkdir -p "$extra$(dirname "$lib")"
-		cp -L "$lib" "$extra$lib"
-	done
+	copy_with_libs "$(command -v redis-server)"
+fi
+if [ "${BENCH_PERF:-0}" = 1 ]; then
+	command -v perf >/dev/null || {
+		apt-get install -y -qq --no-install-recommends linux-perf >/dev/null ||
+			td_die "BENCH_PERF=1: cannot install linux-perf"
+	}
+	copy_with_libs "$(command -v perf)"
+	touch "$extra/bench-perf"
 fi
 "$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user" "$extra"
 td_log "bench $k: booting $td_kimg"
 VM_TCG=${VM_TCG:-multi} "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench \
 	"$out/log" "$tmo" || true
 
-sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p' "$out/log/results.log" | tr -d '\r' |
-	grep -v '^BENCH[ -]'
+sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p; /^TD-PERF-BEGIN/,/^TD-PERF-END/p' \
+	"$out/log/results.log" | tr -d '\r' | grep -v '^BENCH[ -]'
 echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log"
 # A failed benchmark still prints its figures: its # FAIL lines above say
 # which run failed, and the exit status says it at the end.

@@ -251,11 +251,20 @@ run_bench_modules() {
 		[ -e "$m" ] || continue
 		n=${m##*/}
 		n=${n%.ko}
-		# shellcheck disable=SC2046 # the parameters are words
-		step "insmod-$n" insmod "$m" $(cat $mods/bench/args 2>/dev/null)
+		# make bench BENCH_PERF=1: the load sampled on every CPU.
+		perf=
+		[ -e /bench-perf ] && perf="perf record -q -a -g -o /tmp/perf.data --"
+		# shellcheck disable=SC2046,SC2086 # the parameters are words
+		step "insmod-$n" $perf insmod "$m" $(cat $mods/bench/args 2>/dev/null)
 		echo "TD-KSFT-BEGIN $n"
 		cat "/sys/kernel/debug/$n/results" 2>&1
 		echo "TD-KSFT-END $n rc=$?"
+		if [ -n "$perf" ]; then
+			echo "TD-PERF-BEGIN $n"
+			perf report -i /tmp/perf.data --stdio --no-children --sort sym -g none \
+				--percent-limit 0.1 2>/dev/null | grep -v '^$'
+			echo "TD-PERF-END $n"
+		fi
 		step "rmmod-$n" rmmod "$n"
 	done
 	if command -v tdbench >/dev/null; then
