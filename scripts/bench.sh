@@ -121,6 +121,15 @@ fi
 td_log "bench $k: booting $td_kimg"
 VM_TCG=${VM_TCG:-multi} "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench \
 	"$out/log" "$tmo" || true
+# A kernel that died before /init ran ran nothing of ours (td_died_before_init):
+# once more, said here.
+if td_died_before_init "$td_kimg" "$out/log"; then
+	td_log "bench $k: the kernel died before /init ($(grep -m1 -E 'Oops|double fault' \
+		"$out/log/console.log" | sed 's/^\[[ 0-9.]*\] //')); booting it once more"
+	cp "$out/log/console.log" "$out/log/console.died.log"
+	VM_TCG=${VM_TCG:-multi} "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench \
+		"$out/log" "$tmo" || true
+fi
 
 sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p; /^TD-PERF-BEGIN/,/^TD-PERF-END/p' \
 	"$out/log/results.log" | tr -d '\r' | grep -v '^BENCH[ -]'
