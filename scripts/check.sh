@@ -14,7 +14,8 @@
 #   VM_TCG=single|multi       TCG threading of the VMs (default single)
 #   LINT=0                    skip the static checks (for quick iterations)
 #   PATCHES=0                 skip make patches (the in-tree series: checked,
-#                             then built =y, =m and =n; cached)
+#                             then built =y, =y without the device, =m, =n;
+#                             cached)
 #   DKMS=0                    skip building and installing the DKMS package
 #   TD_DKMS_KO=path           the 6.12 VM runs this tdispatch.ko (the outer
 #                             make check sets it for its run from /usr/src)
@@ -113,22 +114,15 @@ remove_package() {
 	$sudo dpkg -r tdispatch-dkms >/dev/null 2>&1 || true
 }
 
-# The kernel with the in-tree series applied and tdispatch built in (make
-# patches; scripts/build-kernel.sh intree): KUnit runs as it boots, the
-# kselftests as the kernel builds them, through its own runner.
-intree_lane() {
+# The initramfs of the kernel with the in-tree series applied and
+# tdispatch built in (make patches; scripts/build-kernel.sh intree): no
+# module of ours, only the kselftests as the kernel builds them, which its
+# own runner runs (KUnit ran as it booted).
+intree_initrd() {
 	rm -rf "$out/mod" "$out/extra"
 	mkdir -p "$out/mod" "$out/extra"
 	cp -r "$td_kdir/kselftest" "$out/extra/kselftest"
 	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/mod" "$out/extra"
-	td_log "kernel intree: booting $td_kimg"
-	run_vm "$td_kimg" "$out/initrd.gz" intree "$out/log" "$tmo"
-	"$TD_TOP/scripts/ktap.py" intree "$out/log" >>"$summary" || status=1
-	read -r p f _ <"$out/log/counts"
-	total_pass=$((total_pass + p))
-	total_fail=$((total_fail + f))
-	echo "  intree: VM ran $(cat "$out/log/seconds")s, longest heartbeat gap" \
-		"$(cat "$out/log/heartbeat-gap")s; console log $out/log/console.log" >>"$summary"
 }
 
 dkms_ko=${TD_DKMS_KO:-}
@@ -179,22 +173,24 @@ for k in $kernels; do
 	fi
 	td_kernel "$k"
 	out=$TD_BUILD/vm-$k
+	mode=check
 	if [ "$k" = intree ]; then
-		intree_lane
-		continue
+		intree_initrd
+		mode=intree
+	else
+		td_log "kernel $k: building modules against $td_kdir"
+		td_build_modules "$td_kdir" "$out"
+		if [ "$k" = 6.12 ] && [ -n "$dkms_ko" ]; then
+			cp "$dkms_ko" "$out/mod/tdispatch.ko"
+			echo "  6.12: tdispatch.ko as DKMS built it" >>"$summary"
+		fi
+		# TESTS="a_test b_test": those kselftests alone, for a quick look.
+		rm -rf "$out/extra" && mkdir -p "$out/extra"
+		[ -z "${TESTS:-}" ] || printf '%s\n' "$TESTS" >"$out/extra/tests-only"
+		"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user" "$out/extra"
 	fi
-	td_log "kernel $k: building modules against $td_kdir"
-	td_build_modules "$td_kdir" "$out"
-	if [ "$k" = 6.12 ] && [ -n "$dkms_ko" ]; then
-		cp "$dkms_ko" "$out/mod/tdispatch.ko"
-		echo "  6.12: tdispatch.ko as DKMS built it" >>"$summary"
-	fi
-	# TESTS="a_test b_test": those kselftests alone, for a quick look.
-	rm -rf "$out/extra" && mkdir -p "$out/extra"
-	[ -z "${TESTS:-}" ] || printf '%s\n' "$TESTS" >"$out/extra/tests-only"
-	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user" "$out/extra"
 	td_log "kernel $k: booting $td_kimg"
-	run_vm "$td_kimg" "$out/initrd.gz" check "$out/log" "$tmo"
+	run_vm "$td_kimg" "$out/initrd.gz" "$mode" "$out/log" "$tmo"
 	if ! "$TD_TOP/scripts/ktap.py" "$k" "$out/log" >>"$summary"; then
 		status=1
 	fi

@@ -34,15 +34,16 @@ td_src_tree() {
 # folder $1 applied.  What the series changes is copied first, so that
 # applying it leaves the extracted source alone.
 td_patched_tree() {
-	series=$1 tree=$2
-	src=$(td_src_tree) || exit 1
-	rm -rf "$tree"
-	mkdir -p "$(dirname "$tree")"
-	cp -al "$src" "$tree"
-	grep -h '^+++ b/' "$series"/*.patch | cut -c7- | sort -u | while read -r f; do
-		[ ! -e "$src/$f" ] || cp --remove-destination "$src/$f" "$tree/$f"
+	# Names of their own: the callers keep series, tree and src.
+	_pt_series=$1 _pt_tree=$2
+	_pt_src=$(td_src_tree) || exit 1
+	rm -rf "$_pt_tree"
+	mkdir -p "$(dirname "$_pt_tree")"
+	cp -al "$_pt_src" "$_pt_tree"
+	grep -h '^+++ b/' "$_pt_series"/*.patch | cut -c7- | sort -u | while read -r f; do
+		[ ! -e "$_pt_src/$f" ] || cp --remove-destination "$_pt_src/$f" "$_pt_tree/$f"
 	done
-	(cd "$tree" && git apply "$series"/*.patch) || td_die "the series does not apply"
+	(cd "$_pt_tree" && git apply "$_pt_series"/*.patch) || td_die "the series does not apply"
 }
 
 # The in-tree series' hash, for cache keys: what its patches change, not
