@@ -35,13 +35,15 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 
 	list_for_each_entry_safe(t, next, reap, order) {
 		enum tdispatch_outcome outcome = t->state;
+		bool observed = !list_empty(&d->observers);
+		struct tdispatch_event e;
 
 		if (outcome == TDISPATCH_OUTCOME_OVERRIDDEN)
 			trace_tdispatch_coalesce(d, t);
 		else if (outcome != TDISPATCH_OUTCOME_DONE)
 			trace_tdispatch_drop(d, t, outcome);
-		if (!list_empty(&d->observers))
-			td_events_observe(d, t, outcome);
+		if (observed)
+			e = td_outcome_event(t, outcome);
 		/*
 		 * A periodic run lives in its registration, an item in its
 		 * object; an owned task is gone once ->release() returns.
@@ -57,6 +59,12 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 			d->ops->release(d, t, outcome);
 			td_task_free(t);
 		}
+		/*
+		 * After ->release(): whoever reads the outcome finds what the
+		 * task held let go (a shared slot unqueued, a merge closed).
+		 */
+		if (observed)
+			td_events_observe(d, &e);
 	}
 }
 

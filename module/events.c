@@ -113,22 +113,17 @@ static void td_events_push(struct td_events *ev, const struct tdispatch_event *e
 	wake_up_interruptible_poll(ev->wait, EPOLLIN | EPOLLRDNORM);
 }
 
-/* Called by td_reap() for every task that ended, outside the engine lock. */
-void td_events_observe(struct tdispatch *d, struct tdispatch_task *t,
-		       enum tdispatch_outcome outcome)
+/*
+ * Called by td_reap() for every task that ended, outside the engine lock,
+ * with the event it made before ->release().
+ */
+void td_events_observe(struct tdispatch *d, const struct tdispatch_event *e)
 {
-	struct tdispatch_event e = {
-		.type = TDISPATCH_EVENT_OUTCOME,
-		.outcome = outcome,
-		.id = t->id,
-		.latency_ns = ktime_to_ns(ktime_sub(ktime_get(), t->submitted)),
-		.attempts = t->attempts,
-	};
 	struct td_events *ev;
 
 	spin_lock(&d->observers_lock);
 	list_for_each_entry(ev, &d->observers, node)
-		td_events_push(ev, &e);
+		td_events_push(ev, e);
 	spin_unlock(&d->observers_lock);
 }
 

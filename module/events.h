@@ -5,7 +5,9 @@
 #ifndef _TDISPATCH_EVENTS_H
 #define _TDISPATCH_EVENTS_H
 
+#include <linux/ktime.h>
 #include <linux/mutex.h>
+#include <linux/timekeeping.h>
 #include <linux/spinlock.h>
 #include <linux/tdispatch.h>
 #include <linux/types.h>
@@ -15,7 +17,6 @@
 
 struct file;
 struct tdispatch;
-struct tdispatch_event;
 
 /* A bounded ring of outcome events for one userspace reader. */
 struct td_events {
@@ -35,13 +36,24 @@ int td_events_init(struct td_events *ev, u32 cap, wait_queue_head_t *wait);
 void td_events_free(struct td_events *ev);
 int td_events_attach(struct tdispatch *d, struct td_events *ev);
 void td_events_detach(struct tdispatch *d, struct td_events *ev);
+/* What readers learn of @t's end; made before ->release() lets @t go. */
+static inline struct tdispatch_event td_outcome_event(const struct tdispatch_task *t,
+						      enum tdispatch_outcome outcome)
+{
+	return (struct tdispatch_event) {
+		.type = TDISPATCH_EVENT_OUTCOME,
+		.outcome = outcome,
+		.id = t->id,
+		.latency_ns = ktime_to_ns(ktime_sub(ktime_get(), t->submitted)),
+		.attempts = t->attempts,
+	};
+}
+
 #if IS_ENABLED(CONFIG_TDISPATCH_USER)
-void td_events_observe(struct tdispatch *d, struct tdispatch_task *t,
-		       enum tdispatch_outcome outcome);
+void td_events_observe(struct tdispatch *d, const struct tdispatch_event *e);
 #else
 /* Without /dev/tdispatch no reader attaches: ->observers stays empty. */
-static inline void td_events_observe(struct tdispatch *d, struct tdispatch_task *t,
-				     enum tdispatch_outcome outcome)
+static inline void td_events_observe(struct tdispatch *d, const struct tdispatch_event *e)
 {
 }
 #endif

@@ -298,6 +298,31 @@ static int td_merge(int fd, __u64 id, __u64 ver)
 }
 
 /*
+ * Read outcome events until @n have come, and count those of @id that
+ * ended @outcome.  Each task whose end is read has let its slot go.
+ */
+static unsigned int td_await_outcomes(struct __test_metadata *_metadata, int fd,
+				      unsigned int n, __u64 id, __u32 outcome)
+{
+	struct tdispatch_event ev[8];
+	unsigned int i, found = 0;
+	ssize_t len;
+
+	while (n) {
+		ASSERT_LT(0, td_poll(fd, POLLIN, WAIT_MS)) TH_LOG("%u outcomes still owed", n);
+		len = read(fd, ev, sizeof(ev));
+		ASSERT_LT(0, len) TH_LOG("read: %s", len ? strerror(errno) : "end of events");
+		for (i = 0; i < len / sizeof(*ev); i++) {
+			if (ev[i].type != TDISPATCH_EVENT_OUTCOME)
+				continue;
+			n -= !!n;
+			found += ev[i].id == id && ev[i].outcome == outcome;
+		}
+	}
+	return found;
+}
+
+/*
  * A slot's task replaces a waiting merge task of its id, as a plain task
  * does: a merge after the KICK makes a task of its own, the newest, and
  * does not land in the task the slot's replaces (where it would be lost
@@ -332,6 +357,8 @@ TEST_F(slots, a_merge_after_a_kick_is_not_lost)
 	EXPECT_EQ(4, st.done);
 	EXPECT_EQ(2, st.overridden) TH_LOG("the first merge task and the slot's");
 	EXPECT_TRUE(td_equation_holds(&st)) td_stats_log(_metadata, &st);
+	/* Its task's end, once read, has unqueued the slot. */
+	EXPECT_EQ(2, td_await_outcomes(_metadata, self->fd, 6, 5, TDISPATCH_OUTCOME_OVERRIDDEN));
 	EXPECT_EQ(0, self->m.slot[0].queued) TH_LOG("its task ended unread");
 }
 

@@ -670,11 +670,12 @@ struct tdispatch_attach {
  * when a TAKE reads the slot, or when a task of the slot ends unread
  * (cancelled, overridden, expired, dropped), in the file's @slot_writes
  * (struct tdispatch_stats_user): @seq is the writer's word, so they are
- * not counted as accepted tasks; the task KICK made is.  An id written
- * through a slot is best
- * submitted no other way: a newer task of its id from elsewhere replaces
- * the slot's task with the writes it stands for, even those that land
- * while the acceptor replaces it.
+ * not counted as accepted tasks; the task KICK made is.  A task that ends
+ * unread has unqueued its slot before its outcome event can be read (its
+ * outcome is counted in the stats a little earlier).  An id written
+ * through a slot is best submitted no other way: a newer task of its id
+ * from elsewhere replaces the slot's task with the writes it stands for,
+ * even those that land while the acceptor replaces it.
  */
 struct tdispatch_slot {
 	__u64 id;
