@@ -117,11 +117,14 @@ remove_package() {
 # The initramfs of the kernel with the in-tree series applied and
 # tdispatch built in (make patches; scripts/build-kernel.sh intree): no
 # module of ours, only the kselftests as the kernel builds them, which its
-# own runner runs (KUnit ran as it booted).
+# own runner runs (KUnit ran as it booted), and the link storm on the
+# kernel's dummy driver.
 intree_initrd() {
 	rm -rf "$out/mod" "$out/extra"
-	mkdir -p "$out/mod" "$out/extra"
+	mkdir -p "$out/mod" "$out/extra/bin"
 	cp -r "$td_kdir/kselftest" "$out/extra/kselftest"
+	cp "$td_kdir/drivers/net/dummy.ko" "$out/mod/"
+	cp "$user/linkstorm" "$out/extra/bin/"
 	"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/mod" "$out/extra"
 }
 

@@ -30,6 +30,7 @@ REPORTS = [
     ('hung', re.compile(r'INFO: task .* blocked for more than|rcu: INFO: |detected stalls? on CPU')),
     ('debugobjects', re.compile(r'ODEBUG: ')),
     ('calltrace', re.compile(r'Call Trace:')),
+    ('netdev-leak', re.compile(r'waiting for \S+ to become free')),
 ]
 
 

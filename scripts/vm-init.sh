@@ -198,6 +198,14 @@ run_intree_kselftests() {
 	echo "TD-KSFT-END run_kselftest.sh $(cat /tmp/ksft-rc)"
 }
 
+# The link storm (tools/linkstorm.c) on 1,000 dummy devices: carriers
+# as written, deleted devices gone, the driver unloaded in a storm.
+run_link_storm() {
+	echo "TD-KSFT-BEGIN linkstorm"
+	linkstorm -m $mods/dummy.ko
+	echo "TD-KSFT-END linkstorm rc=$?"
+}
+
 # Test modules report KTAP of their own through debugfs, like KUnit.  The
 # API module's stress runs a second time with its producers failing
 # allocations, where the kernel can inject faults.
@@ -358,6 +366,7 @@ intree)
 	# No baseline: what the built-in KUnit suites leaked at boot counts.
 	kunit_results
 	run_intree_kselftests
+	run_link_storm
 	kmemleak_report
 	finish
 	;;
