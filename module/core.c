@@ -81,7 +81,8 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	int cpu;
 
 	might_sleep();
-	if (!cfg || !ops || !ops->process || !ops->release || !td_config_valid(cfg))
+	if (!cfg || !ops || !ops->process || !ops->release || !ops->lock != !ops->unlock ||
+	    !td_config_valid(cfg))
 		return ERR_PTR(-EINVAL);
 
 	d = kzalloc(struct_size(d, workers, cfg->workers), gfp);

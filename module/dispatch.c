@@ -420,6 +420,7 @@ static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic)
 static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 {
 	struct tdispatch_batch *b = &w->batch;
+	bool locked = d->ops->lock && !w->caller;
 	enum tdispatch_result res;
 	LIST_HEAD(reap);
 	bool bad = false, periodic = false, more, kick;
@@ -427,6 +428,8 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 
 	w->redeliver = false;
 	b->marked = false;
+	if (locked)
+		d->ops->lock(d);
 	res = d->ops->process(d, b);
 	if (w->redeliver) {
 		res = TD_RESULT_REDELIVER;
@@ -448,7 +451,8 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 		d->redelivered++;
 	td_account_batch(d, b, res, now, &reap, &periodic);
 	b->nr = 0;
-	d->free_workers |= BIT_ULL(w - d->workers);
+	if (!w->caller)
+		d->free_workers |= BIT_ULL(w - d->workers);
 	/* What came meanwhile joins at once: a busy worker feeds itself. */
 	td_drain_input(d, now, &reap);
 	more = again && td_cut_batch(d, w, now, &reap, &next);
@@ -459,6 +463,9 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 	mutex_unlock(&d->lock);
 
 	td_reap(d, &reap);
+	/* Accounted for and released under the caller's lock: see ->lock. */
+	if (locked)
+		d->ops->unlock(d);
 	/* The counts and events above before the news: td_batch_accounted(). */
 	smp_store_release(&w->accounted, w->accounted + 1);
 	if (wq_has_sleeper(&d->accounted_wait))
@@ -467,6 +474,103 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 		td_kick(d);
 	return more;
 }
+
+/* Most tasks tdispatch_run_now() hands over at once: the batch is on the stack. */
+#define TD_RUN_NOW_MAX	16
+
+/*
+ * A batch run in the caller's context: the pending task of @id (@one), or
+ * the head of the line, whatever the window, the rate limit or the shaper
+ * say.  Return the tasks processed, or an error.
+ */
+static int td_run_caller(struct tdispatch *d, u64 id, bool one)
+{
+	struct tdispatch_task *tasks[TD_RUN_NOW_MAX], *t;
+	u8 results[TD_RUN_NOW_MAX];
+	struct td_worker w = {
+		.d = d,
+		.caller = true,
+		.batch = { .tasks = tasks, .results = results },
+	};
+	LIST_HEAD(reap);
+	ktime_t now;
+	int ret = 0;
+
+	might_sleep();
+	mutex_lock(&d->lock);
+	now = ktime_get();
+	td_drain_input(d, now, &reap);
+	if (d->stopping) {
+		ret = -ESHUTDOWN;
+	} else if (one) {
+		t = td_pending_take(&d->pending, id, now, &reap);
+		if (IS_ERR(t))
+			ret = PTR_ERR(t);
+		else if (t)
+			tasks[w.batch.nr++] = t;
+	} else {
+		w.batch.nr = td_pending_cut(&d->pending, now, TD_RUN_NOW_MAX, tasks, &reap);
+	}
+	if (w.batch.nr) {
+		td_items_inflight(&w.batch);
+		d->batches++;
+		trace_tdispatch_batch_start(d, &w.batch);
+	}
+	td_delayed_sync(d);
+	mutex_unlock(&d->lock);
+	td_reap(d, &reap);
+	if (!w.batch.nr)
+		return ret;
+	ret = w.batch.nr;
+	td_run_batch(d, &w, false);
+	return ret;
+}
+
+/**
+ * tdispatch_run_now() - process the head of the line in the caller's context
+ * @d: the dispatcher
+ *
+ * Cuts a batch from the head of the line (at most max_batch and at most
+ * 16 tasks, passing over ids in flight), whatever the window, the rate
+ * limit or a hold-off say, and hands it to ->process() in the caller's
+ * context, as a worker would.  It is accounted for as a worker's is: when
+ * this returns, its tasks that ended have been released and those to
+ * retry are back at the head of the line.  Every task submitted before the
+ * call is considered; batches that workers hold are not waited for.  The
+ * caller holds what &tdispatch_ops.lock takes, if there is one: it is not
+ * called.  Call again for more.
+ *
+ * Process context; may sleep.
+ *
+ * Return: the number of tasks processed (0 if none was pending), or
+ * -ESHUTDOWN once tdispatch_destroy() has begun.
+ */
+int tdispatch_run_now(struct tdispatch *d)
+{
+	return td_run_caller(d, 0, false);
+}
+EXPORT_SYMBOL_GPL(tdispatch_run_now);
+
+/**
+ * tdispatch_run_id() - process the pending task of one id in the caller's
+ *	context
+ * @d: the dispatcher
+ * @id: the id
+ *
+ * As tdispatch_run_now(), for a batch of the one task of @id that waits
+ * in the pending set (not a delayed one), submitted before the call.
+ *
+ * Process context; may sleep.
+ *
+ * Return: 1 if it was processed; 0 if @id had no task pending; -EBUSY if
+ * a worker is processing @id (a newer task of it waits for that worker);
+ * -ESHUTDOWN once tdispatch_destroy() has begun.
+ */
+int tdispatch_run_id(struct tdispatch *d, u64 id)
+{
+	return td_run_caller(d, id, true);
+}
+EXPORT_SYMBOL_GPL(tdispatch_run_id);
 
 /* Batches one work item runs back to back before it lets the acceptor queue the next. */
 #define TD_BATCHES_PER_WORK	16

@@ -42,6 +42,7 @@ struct td_worker {
 	struct work_struct work;
 	struct tdispatch *d;
 	bool redeliver;			/* set by td_batch_redeliver() */
+	bool caller;			/* a caller's, on its stack: tdispatch_run_now() */
 	unsigned long accounted;	/* batches counted and reaped: td_batch_accounted() */
 	struct tdispatch_batch batch;
 };

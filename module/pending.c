@@ -9,6 +9,7 @@
  * ->state, so that payloads are released after the lock is dropped.
  */
 #include <kunit/visibility.h>
+#include <linux/err.h>
 #include <linux/mm.h>
 #include <linux/rbtree.h>
 #include <linux/slab.h>
@@ -407,6 +408,39 @@ unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 	return n;
 }
 EXPORT_SYMBOL_IF_KUNIT(td_pending_cut);
+
+/**
+ * td_pending_take() - take the pending task of one id, as td_pending_cut()
+ * takes the head of the line
+ * @p: the pending set
+ * @id: the id
+ * @now: the current time
+ * @reap: where it goes if it has expired
+ *
+ * Return: the task, now in flight; NULL if @id has none pending (or it
+ * had expired); ERR_PTR(-EBUSY) if @id is in flight.
+ */
+struct tdispatch_task *td_pending_take(struct td_pending *p, u64 id, ktime_t now,
+				       struct list_head *reap)
+{
+	struct tdispatch_task *t = td_pending_lookup(p, id);
+
+	if (!t)
+		return NULL;
+	if (t->state == TD_TASK_INFLIGHT)
+		return ERR_PTR(-EBUSY);
+	if (td_task_expired(t, now)) {
+		td_pending_unlink(p, t);
+		td_task_end(p, t, TDISPATCH_OUTCOME_EXPIRED, reap);
+		return NULL;
+	}
+	list_del(&t->order);
+	p->nr_pending--;
+	p->nr_inflight++;
+	t->state = TD_TASK_INFLIGHT;
+	return t;
+}
+EXPORT_SYMBOL_IF_KUNIT(td_pending_take);
 
 /**
  * td_pending_requeue() - put a retried batch back at the head of the line

@@ -150,6 +150,8 @@ bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when);
 unsigned int td_pending_gather_room(struct td_pending *p, unsigned int max_input, bool busy);
 unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 			    struct tdispatch_task **batch, struct list_head *reap);
+struct tdispatch_task *td_pending_take(struct td_pending *p, u64 id, ktime_t now,
+				       struct list_head *reap);
 void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
 			unsigned int nr, struct list_head *reap);
 void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,

@@ -343,7 +343,144 @@ static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
 	kfree(it);
 }
 
+/*
+ * tdispatch_run_now() and tdispatch_run_id(): batches in the caller's
+ * context, whatever the window says, accounted for and released by the
+ * time they return; an id a worker holds is not taken.
+ */
+static void test_run_now_processes_in_the_callers_context(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned int i;
+
+	cfg.max_batch = 8;
+	cfg.max_delay_ns = 10 * NSEC_PER_SEC;	/* no worker cuts the seven */
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	for (i = 1; i <= 6; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	T_EXPECT_EQ(t, submit(r, 10, 10), 0);
+	T_EXPECT_EQ(t, tdispatch_run_id(r->d, 10), 1);
+	T_EXPECT_EQ(t, READ_ONCE(r->released), 1);
+	T_EXPECT_EQ(t, tdispatch_run_id(r->d, 10), 0);
+	T_EXPECT_EQ(t, tdispatch_run_now(r->d), 6);
+	T_EXPECT_EQ(t, READ_ONCE(r->released), 7);
+	T_EXPECT_EQ(t, tdispatch_run_now(r->d), 0);
+	T_EXPECT_EQ(t, r->nr_rec, 2);
+	for (i = 0; i < 2; i++)
+		T_EXPECT_EQ(t, r->rec[i].pid, current->pid);
+	T_EXPECT_EQ(t, r->rec[0].first_id, 10);
+	T_EXPECT_EQ(t, r->rec[1].first_id, 1);
+	T_EXPECT_EQ(t, r->rec[1].nr, 6);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, st.done, 7);
+	T_EXPECT_EQ(t, st.batches, 2);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+
+	/* A worker holds id 7: neither its task nor the newer one is taken. */
+	r = rec_start(t, &base_cfg);
+	if (!r)
+		return;
+	r->gated = true;
+	T_EXPECT_EQ(t, submit(r, 7, 1), 0);
+	if (T_EXPECT(t, wait_for_completion_timeout(&r->entered, WAIT_LIMIT))) {
+		T_EXPECT_EQ(t, tdispatch_run_id(r->d, 7), -EBUSY);
+		T_EXPECT_EQ(t, submit(r, 7, 2), 0);
+		T_EXPECT_EQ(t, tdispatch_run_id(r->d, 7), -EBUSY);
+		T_EXPECT_EQ(t, tdispatch_run_now(r->d), 0);
+	}
+	complete(&r->gate);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+	T_EXPECT_EQ(t, r->payload_of[7], 2);
+}
+
+/* The lock that ->lock takes in the next case, and what ->unlock saw. */
+static DEFINE_MUTEX(user_lock);
+static unsigned int released_at_unlock, unlocked_batches;
+
+static enum tdispatch_result locked_process(struct tdispatch *d, struct tdispatch_batch *b)
+{
+	if (!mutex_is_locked(&user_lock))
+		unlocked_batches++;
+	return rec_process(d, b);
+}
+
+static void user_lock_take(struct tdispatch *d)
+{
+	mutex_lock(&user_lock);
+}
+
+static void user_lock_drop(struct tdispatch *d)
+{
+	released_at_unlock = READ_ONCE(((struct recorder *)tdispatch_priv(d))->released);
+	mutex_unlock(&user_lock);
+}
+
+static const struct tdispatch_ops locked_ops = {
+	.process = locked_process,
+	.release = rec_release,
+	.lock = user_lock_take,
+	.unlock = user_lock_drop,
+};
+
+/*
+ * ->lock and ->unlock: a worker's batch runs under the user's lock and is
+ * released before it is dropped; a holder of the lock runs batches itself.
+ */
+static void test_lock_ops_hold_the_users_lock_around_a_batch(struct tcase *t)
+{
+	static const struct tdispatch_ops half = {
+		.process = rec_process, .release = rec_release, .lock = user_lock_take,
+	};
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r;
+	unsigned int i;
+
+	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &half, NULL)), -EINVAL);
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	/* Out of rec_start(): the same recorder, under the lock's ops. */
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	r->d = tdispatch_create(&cfg, &locked_ops, r);
+	if (!T_EXPECT(t, !IS_ERR(r->d))) {
+		rec_free(r);
+		return;
+	}
+	for (i = 1; i <= 3; i++) {
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+		/* Each one's batch was released before the lock was dropped. */
+		if (rec_wait_released(t, r, i)) {
+			mutex_lock(&user_lock);
+			T_EXPECT_EQ(t, released_at_unlock, i);
+			mutex_unlock(&user_lock);
+		}
+	}
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	r->released = 0;	/* rec_finish() counts the next one's */
+	cfg.max_batch = 4;
+	cfg.max_delay_ns = 10 * NSEC_PER_SEC;	/* no worker cuts it */
+	r->d = tdispatch_create(&cfg, &locked_ops, r);
+	if (!T_EXPECT(t, !IS_ERR(r->d))) {
+		rec_free(r);
+		return;
+	}
+	T_EXPECT_EQ(t, submit(r, 4, 4), 0);
+	mutex_lock(&user_lock);
+	T_EXPECT_EQ(t, tdispatch_run_now(r->d), 1);
+	mutex_unlock(&user_lock);
+	T_EXPECT_EQ(t, unlocked_batches, 0);
+	T_EXPECT_EQ(t, r->nr_rec, 4);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
 static const struct td_case cases[] = {
+	CASE(run_now_processes_in_the_callers_context),
+	CASE(lock_ops_hold_the_users_lock_around_a_batch),
 	CASE(item_submitted_while_processed_runs_again),
 	CASE(items_waiting_merge_and_yield_to_tasks),
 	CASE(per_task_results_retry_only_what_failed),

@@ -207,7 +207,8 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t);
 /**
  * struct tdispatch_ops - what a dispatcher calls back
  * @process: process one batch and say how it went.  Called from a kworker
- *	of the dispatcher's workqueue, in process context; may sleep.  Never
+ *	of the dispatcher's workqueue (or by a caller of tdispatch_run_now()
+ *	or tdispatch_run_id()), in process context; may sleep.  Never
  *	called concurrently for two batches holding the same id.  A return
  *	value outside &enum tdispatch_result is a bug: the batch is treated
  *	as %TDISPATCH_RESULT_PERMANENT, counted in &tdispatch_stats.bad_results,
@@ -216,11 +217,21 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t);
  *	or recycle its payload.  Called exactly once for every accepted task,
  *	in process context with no dispatcher lock held; may sleep and may
  *	submit again.  @t is freed after it returns.
+ * @lock: optional, with @unlock: a lock of the user's that a worker holds
+ *	around each batch it runs, from before ->process() until the batch is
+ *	accounted for (its tasks that ended released, those to retry back in
+ *	line), as the link watch holds RTNL around a pass.  Code that holds
+ *	that lock may run batches itself with tdispatch_run_now() and
+ *	tdispatch_run_id(), which do not call @lock, so ->process() always
+ *	runs under it.  May sleep.
+ * @unlock: releases what @lock took.
  */
 struct tdispatch_ops {
 	enum tdispatch_result (*process)(struct tdispatch *d, struct tdispatch_batch *b);
 	void (*release)(struct tdispatch *d, struct tdispatch_task *t,
 			enum tdispatch_outcome outcome);
+	void (*lock)(struct tdispatch *d);
+	void (*unlock)(struct tdispatch *d);
 };
 
 /**
@@ -485,6 +496,8 @@ int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it);
 int tdispatch_batch_set_result(struct tdispatch_batch *b, unsigned int i,
 			       enum tdispatch_result res);
 int tdispatch_cancel(struct tdispatch *d, u64 id);
+int tdispatch_run_now(struct tdispatch *d);
+int tdispatch_run_id(struct tdispatch *d, u64 id);
 int tdispatch_expedite(struct tdispatch *d, u64 id);
 int tdispatch_expedite_key(struct tdispatch *d, u64 key);
 int tdispatch_set_rate(struct tdispatch *d, unsigned int rate, unsigned int burst);
