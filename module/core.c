@@ -36,8 +36,14 @@ static bool td_config_valid(const struct tdispatch_config *cfg)
 	       cfg->max_delayed <= TD_MAX_DELAYED &&
 	       cfg->max_attempts <= TDISPATCH_MAX_ATTEMPTS &&
 	       cfg->burst <= TD_MAX_BUFFER &&
-	       !(cfg->flags & ~TDISPATCH_NORMAL_PRIORITY) &&
+	       !(cfg->flags & ~(TDISPATCH_NORMAL_PRIORITY | TDISPATCH_RATE_BATCHES)) &&
 	       cfg->max_delay_ns <= TDISPATCH_MAX_DELAY_NS;
+}
+
+/* A burst of 0: a batch's worth of tokens. */
+static unsigned int td_default_burst(const struct tdispatch *d)
+{
+	return d->cfg.flags & TDISPATCH_RATE_BATCHES ? 1 : d->cfg.max_batch;
 }
 
 static void td_free(struct tdispatch *d)
@@ -110,7 +116,7 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	d->periodic_next = KTIME_MAX;
 	td_pending_init(&d->pending, cfg->max_buffer, cfg->max_batch, cfg->max_delay_ns);
 	d->pending.max_attempts = cfg->max_attempts;
-	td_rate_set(&d->rate, cfg->rate, cfg->burst ?: cfg->max_batch, ktime_get());
+	td_rate_set(&d->rate, cfg->rate, cfg->burst ?: td_default_burst(d), ktime_get());
 	td_shaper_init(&d->shaper, cfg->congestion_delay_ns, cfg->transient_delay_ns);
 
 	d->task_array = kvcalloc(cfg->workers * cfg->max_batch,
@@ -301,7 +307,8 @@ EXPORT_SYMBOL_GPL(tdispatch_expedite_key);
  * @d: the dispatcher
  * @rate: most tasks a second handed to workers; 0 for no limit
  * @burst: most tasks at once after a quiet spell, 1 to 1048576; 0 for
- *	max_batch
+ *	max_batch (with %TDISPATCH_RATE_BATCHES, both count batches, and 0 is
+ *	one batch)
  *
  * As &tdispatch_config.rate and .burst, from now on.  The tokens saved up
  * are kept, up to the new @burst.
@@ -316,7 +323,7 @@ int tdispatch_set_rate(struct tdispatch *d, unsigned int rate, unsigned int burs
 	if (burst > TD_MAX_BUFFER)
 		return -EINVAL;
 	mutex_lock(&d->lock);
-	td_rate_set(&d->rate, rate, burst ?: d->cfg.max_batch, ktime_get());
+	td_rate_set(&d->rate, rate, burst ?: td_default_burst(d), ktime_get());
 	mutex_unlock(&d->lock);
 	td_kick(d);
 	return 0;

@@ -108,6 +108,7 @@ void td_throttle_end(struct tdispatch *d, ktime_t now)
 static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			 struct list_head *reap, ktime_t *next)
 {
+	bool by_batch = d->cfg.flags & TDISPATCH_RATE_BATCHES;
 	struct td_pending *p = &d->pending;
 
 	lockdep_assert_held(&d->lock);
@@ -136,10 +137,18 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			*next = when;
 			return false;
 		}
-		/* Destroy's flush does not wait for tokens; others wait for a batch's. */
-		allow = p->flush ? p->max_batch :
-			td_rate_allow(&d->rate, now, p->max_batch,
-				      min(p->nr_pending - p->nr_waiting, p->max_batch), &when);
+		/*
+		 * Destroy's flush does not wait for tokens; others wait for a
+		 * batch's, or for one if tokens are batches.
+		 */
+		if (p->flush)
+			allow = p->max_batch;
+		else if (by_batch)
+			allow = td_rate_allow(&d->rate, now, 1, 1, &when) ? p->max_batch : 0;
+		else
+			allow = td_rate_allow(&d->rate, now, p->max_batch,
+					      min(p->nr_pending - p->nr_waiting, p->max_batch),
+					      &when);
 		if (!allow) {
 			if (!d->throttled_since)
 				d->throttled_since = now;
@@ -148,7 +157,7 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 		}
 		td_throttle_end(d, now);
 		w->batch.nr = td_pending_cut(p, now, allow, w->batch.tasks, reap);
-		td_rate_take(&d->rate, w->batch.nr);
+		td_rate_take(&d->rate, by_batch ? !!w->batch.nr : w->batch.nr);
 		if (!w->batch.nr)
 			continue;	/* everything met had expired */
 		td_items_inflight(&w->batch);

@@ -246,6 +246,41 @@ static void test_rate_limit_paces_batches(struct tcase *t)
 }
 
 /*
+ * TDISPATCH_RATE_BATCHES: 12 tasks at 10 batches a second, one at a time:
+ * a batch of up to 4 takes one token, so they go in 3 or 4 batches (12
+ * with tokens for tasks), paced by the tokens: 100 ms apart, less the
+ * jitter of a batch's start after its cut.
+ */
+static void test_rate_in_batches_paces_whole_batches(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned int i, n;
+
+	cfg.max_batch = 4;
+	cfg.rate = 10;
+	cfg.flags = TDISPATCH_RATE_BATCHES;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	for (i = 0; i < 12; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	if (rec_wait_released(t, r, 12)) {
+		n = r->nr_rec;
+		/* The first may hold what had come when a worker first looked. */
+		T_EXPECT(t, n >= 3 && n <= 4);
+		for (i = 1; i < n; i++)
+			T_EXPECT(t, ktime_ms_delta(r->rec[i].start, r->rec[i - 1].start) >= 50);
+	}
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT(t, st.throttled_ns > 0);
+	T_EXPECT_EQ(t, st.rate, 10);
+	T_EXPECT_EQ(t, st.burst, 1);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/*
  * Drain and destroy: every item submission was released once, unless it
  * merged into one waiting; @done of them were processed.
  */
@@ -487,6 +522,7 @@ static const struct td_case cases[] = {
 	CASE(max_attempts_end_exhausted),
 	CASE(expedite_lets_a_delayed_task_in),
 	CASE(rate_limit_paces_batches),
+	CASE(rate_in_batches_paces_whole_batches),
 };
 
 static int __init tdispatch_life_test_init(void)

@@ -256,7 +256,7 @@ struct tdispatch_ops {
  *	1 to 1048576.
  * @max_delayed: most tasks waiting for their not-before time; a delayed
  *	submission beyond fails with -ENOSPC.  0 to 16777216; 0 allows none.
- * @flags: %TDISPATCH_NORMAL_PRIORITY or 0.
+ * @flags: %TDISPATCH_NORMAL_PRIORITY, %TDISPATCH_RATE_BATCHES, both or 0.
  * @max_attempts: most times a task is handed to ->process(): one that
  *	comes back from its last attempt with %TDISPATCH_RESULT_CONGESTION or
  *	%TDISPATCH_RESULT_TRANSIENT (its own result or its batch's), or whose batch
@@ -270,7 +270,10 @@ struct tdispatch_ops {
  *	&tdispatch_stats.throttled_ns.  Destroy's drain does not wait for it.
  *	Changed at runtime with tdispatch_set_rate().
  * @burst: the bucket's size, in tasks: most handed out at once after a
- *	quiet spell; 0 for @max_batch; at most 1048576.
+ *	quiet spell; 0 for @max_batch; at most 1048576.  With
+ *	%TDISPATCH_RATE_BATCHES, @rate and @burst count batches of up to
+ *	@max_batch instead (0 for a burst of one batch): @rate 1 and @burst 1
+ *	let one batch go a second, as the link watch's passes go.
  *
  * By default the acceptor runs as SCHED_FIFO at the lowest real-time
  * priority (sched_set_fifo_low(), as irq threads and RCU's offload threads
@@ -302,6 +305,9 @@ struct tdispatch_config {
  * the dispatchers unprivileged userspace creates.
  */
 #define TDISPATCH_NORMAL_PRIORITY	BIT(0)
+
+/* &tdispatch_config.rate and .burst count batches, not tasks. */
+#define TDISPATCH_RATE_BATCHES		BIT(1)
 
 /**
  * struct tdispatch_stats - a consistent snapshot of a dispatcher's counters
@@ -335,7 +341,7 @@ struct tdispatch_config {
  *	let into the pending set before their time.
  * @key_expedites: calls of tdispatch_expedite_key() that let a task in.
  * @throttled_ns: time due batches waited for the rate limit's tokens.
- * @rate: the rate limit now, tasks a second; 0 for none.
+ * @rate: the rate limit now, tasks (or batches) a second; 0 for none.
  * @burst: the rate limit's burst now.
  *
  * At every snapshot: accepted = queued + delayed + pending + in_flight +
