@@ -153,13 +153,26 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			if (!d->throttled_since)
 				d->throttled_since = now;
 			*next = when;
-			return false;
+			/*
+			 * Urgent items go past it, taking no tokens.  The hint is
+			 * cleared before the walk: a submitter sets it after its
+			 * item's bit, then kicks us (tdispatch_submit_item_urgent()).
+			 */
+			if (!xchg(&d->urgent, 0))
+				return false;
+			w->batch.nr = td_pending_cut_urgent(p, now, p->max_batch, w->batch.tasks,
+							    reap);
+			if (w->batch.nr == p->max_batch)
+				WRITE_ONCE(d->urgent, 1);	/* more may wait */
+			if (!w->batch.nr)
+				return false;
+		} else {
+			td_throttle_end(d, now);
+			w->batch.nr = td_pending_cut(p, now, allow, w->batch.tasks, reap);
+			td_rate_take(&d->rate, by_batch ? !!w->batch.nr : w->batch.nr);
+			if (!w->batch.nr)
+				continue;	/* everything met had expired */
 		}
-		td_throttle_end(d, now);
-		w->batch.nr = td_pending_cut(p, now, allow, w->batch.tasks, reap);
-		td_rate_take(&d->rate, by_batch ? !!w->batch.nr : w->batch.nr);
-		if (!w->batch.nr)
-			continue;	/* everything met had expired */
 		td_items_inflight(&w->batch);
 		d->free_workers &= ~BIT_ULL(w - d->workers);
 		d->batches++;

@@ -77,6 +77,7 @@ struct tdispatch {
 	bool direct;
 	struct workqueue_struct *wq;
 	bool kick;			/* acceptor: look again */
+	unsigned int urgent;		/* an urgent item may wait: see td_cut_batch() */
 	unsigned long idle_seq;		/* bumped each time it finds all idle */
 	unsigned int idle_waiters;	/* in td_wait_idle(); under ->lock */
 	wait_queue_head_t idle_wait;
@@ -130,6 +131,16 @@ static inline void td_kick(struct tdispatch *d)
 {
 	WRITE_ONCE(d->kick, true);
 	wake_up_process(d->acceptor);
+}
+
+/*
+ * An urgent item waits: the hint, after the item's bit (ordered by the
+ * caller's cmpxchg), then the acceptor looks; see td_cut_batch().
+ */
+static inline void td_urgent_kick(struct tdispatch *d)
+{
+	WRITE_ONCE(d->urgent, 1);
+	td_kick(d);
 }
 
 #endif /* _TDISPATCH_INTERNAL_H */

@@ -369,6 +369,40 @@ unsigned int td_pending_gather_room(struct td_pending *p, unsigned int max_input
 }
 EXPORT_SYMBOL_IF_KUNIT(td_pending_gather_room);
 
+/* A pending task leaves the line for a batch: in flight. */
+static void td_pending_fly(struct td_pending *p, struct tdispatch_task *t)
+{
+	list_del(&t->order);
+	p->nr_pending--;
+	p->nr_inflight++;
+	t->state = TD_TASK_INFLIGHT;
+}
+
+/* The line from its head: every task, or only the urgent items. */
+static unsigned int td_pending_cut_line(struct td_pending *p, ktime_t now, unsigned int max,
+					struct tdispatch_task **batch, struct list_head *reap,
+					bool urgent)
+{
+	struct tdispatch_task *t, *tmp;
+	unsigned int n = 0;
+
+	max = min(max, p->max_batch);
+	list_for_each_entry_safe(t, tmp, &p->order, order) {
+		if (n == max)
+			break;
+		if (td_task_expired(t, now)) {
+			td_pending_unlink(p, t);
+			td_task_end(p, t, TDISPATCH_OUTCOME_EXPIRED, reap);
+			continue;
+		}
+		if (t->state == TD_TASK_WAITING || (urgent && !td_task_urgent(t)))
+			continue;
+		td_pending_fly(p, t);
+		batch[n++] = t;
+	}
+	return n;
+}
+
 /**
  * td_pending_cut() - take the next batch from the head of the line
  * @p: the pending set
@@ -385,29 +419,31 @@ EXPORT_SYMBOL_IF_KUNIT(td_pending_gather_room);
 unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 			    struct tdispatch_task **batch, struct list_head *reap)
 {
-	struct tdispatch_task *t, *tmp;
-	unsigned int n = 0;
-
-	max = min(max, p->max_batch);
-	list_for_each_entry_safe(t, tmp, &p->order, order) {
-		if (n == max)
-			break;
-		if (td_task_expired(t, now)) {
-			td_pending_unlink(p, t);
-			td_task_end(p, t, TDISPATCH_OUTCOME_EXPIRED, reap);
-			continue;
-		}
-		if (t->state == TD_TASK_WAITING)
-			continue;
-		list_del(&t->order);
-		p->nr_pending--;
-		p->nr_inflight++;
-		t->state = TD_TASK_INFLIGHT;
-		batch[n++] = t;
-	}
-	return n;
+	return td_pending_cut_line(p, now, max, batch, reap, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(td_pending_cut);
+
+/**
+ * td_pending_cut_urgent() - take the urgent items from anywhere in line
+ * @p: the pending set
+ * @now: the current time
+ * @max: most tasks to take, at most max_batch
+ * @batch: array of at least @max entries to fill
+ * @reap: where expired tasks met on the way are put
+ *
+ * What a batch may hold while the rate limit holds the line back: only
+ * items submitted with tdispatch_submit_item_urgent(), oldest place first,
+ * as td_pending_cut() takes tasks.  A walk of the line, as the link watch
+ * walks its list for urgent devices.
+ *
+ * Return: the number of tasks put in @batch, now in flight.
+ */
+unsigned int td_pending_cut_urgent(struct td_pending *p, ktime_t now, unsigned int max,
+				   struct tdispatch_task **batch, struct list_head *reap)
+{
+	return td_pending_cut_line(p, now, max, batch, reap, true);
+}
+EXPORT_SYMBOL_IF_KUNIT(td_pending_cut_urgent);
 
 /**
  * td_pending_take() - take the pending task of one id, as td_pending_cut()
@@ -434,10 +470,7 @@ struct tdispatch_task *td_pending_take(struct td_pending *p, u64 id, ktime_t now
 		td_task_end(p, t, TDISPATCH_OUTCOME_EXPIRED, reap);
 		return NULL;
 	}
-	list_del(&t->order);
-	p->nr_pending--;
-	p->nr_inflight++;
-	t->state = TD_TASK_INFLIGHT;
+	td_pending_fly(p, t);
 	return t;
 }
 EXPORT_SYMBOL_IF_KUNIT(td_pending_take);

@@ -90,6 +90,17 @@ enum td_item_state {
 };
 
 /*
+ * Or'ed into QUEUED or AGAIN by tdispatch_submit_item_urgent(): past the
+ * rate limit; a batch cut clears it with INFLIGHT.
+ */
+#define TD_ITEM_URGENT	0x8000
+
+static inline bool td_task_urgent(const struct tdispatch_task *t)
+{
+	return (t->flags & TD_TASK_ITEM) && (READ_ONCE(t->item_state) & TD_ITEM_URGENT);
+}
+
+/*
  * The pending set: pure bookkeeping, no locking and no clock of its own
  * (callers pass "now"), so KUnit can drive it directly; no allocation
  * either: the acceptor allocates the id hash's buckets.
@@ -150,6 +161,8 @@ bool td_pending_due(struct td_pending *p, ktime_t now, ktime_t *when);
 unsigned int td_pending_gather_room(struct td_pending *p, unsigned int max_input, bool busy);
 unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 			    struct tdispatch_task **batch, struct list_head *reap);
+unsigned int td_pending_cut_urgent(struct td_pending *p, ktime_t now, unsigned int max,
+				   struct tdispatch_task **batch, struct list_head *reap);
 struct tdispatch_task *td_pending_take(struct td_pending *p, u64 id, ktime_t now,
 				       struct list_head *reap);
 void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,

@@ -376,6 +376,52 @@ static void td_item_prepare(struct tdispatch_task *t)
 	t->hnext = NULL;
 }
 
+/*
+ * Submit an item, with TD_ITEM_URGENT in @urgent for an urgent one.  A
+ * submission that finds it waiting (and, if urgent, urgent already) merges
+ * with no atomic read-modify-write.
+ */
+static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 urgent)
+{
+	struct td_input *in;
+	u16 old, new, st;
+	bool merge;
+
+	/* Orders the caller's stores before the state, as queue_work() does. */
+	smp_mb();
+	preempt_disable();
+	in = this_cpu_ptr(d->input);
+	if (READ_ONCE(d->dead)) {
+		this_cpu_inc(d->input->rejected);
+		preempt_enable();
+		return -ESHUTDOWN;
+	}
+	this_cpu_inc(d->input->items);
+	old = READ_ONCE(it->task.item_state);
+	do {
+		st = old & ~TD_ITEM_URGENT;
+		merge = st == TD_ITEM_QUEUED || st == TD_ITEM_AGAIN;
+		if (merge && (old & urgent) == urgent)
+			break;
+		new = (merge ? st : st == TD_ITEM_IDLE ? TD_ITEM_QUEUED : TD_ITEM_AGAIN) |
+		      (old & TD_ITEM_URGENT) | urgent;
+	} while (!try_cmpxchg(&it->task.item_state, &old, new));
+	if (merge) {
+		/* Accepted before merged: see tdispatch_get_stats(). */
+		smp_wmb();
+		this_cpu_inc(d->input->items_merged);
+	} else if (st == TD_ITEM_IDLE) {
+		td_item_prepare(&it->task);
+		trace_tdispatch_submit(d, it->task.id);
+		td_input_push(d, in, &it->task, false, NULL);
+	}
+	/* Before destroy can go on: it waits for preemption to come back on. */
+	if (urgent)
+		td_urgent_kick(d);
+	preempt_enable();
+	return 0;
+}
+
 /**
  * tdispatch_submit_item() - hand an item to a dispatcher
  * @d: the dispatcher
@@ -397,39 +443,35 @@ static void td_item_prepare(struct tdispatch_task *t)
  */
 int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it)
 {
-	struct td_input *in;
-	u16 old, new;
-
-	/* Orders the caller's stores before the state, as queue_work() does. */
-	smp_mb();
-	preempt_disable();
-	in = this_cpu_ptr(d->input);
-	if (READ_ONCE(d->dead)) {
-		this_cpu_inc(d->input->rejected);
-		preempt_enable();
-		return -ESHUTDOWN;
-	}
-	this_cpu_inc(d->input->items);
-	old = READ_ONCE(it->task.item_state);
-	do {
-		if (old == TD_ITEM_QUEUED || old == TD_ITEM_AGAIN) {
-			/* Accepted before merged: see tdispatch_get_stats(). */
-			smp_wmb();
-			this_cpu_inc(d->input->items_merged);
-			preempt_enable();
-			return 0;
-		}
-		new = old == TD_ITEM_IDLE ? TD_ITEM_QUEUED : TD_ITEM_AGAIN;
-	} while (!try_cmpxchg(&it->task.item_state, &old, new));
-	if (new == TD_ITEM_QUEUED) {
-		td_item_prepare(&it->task);
-		trace_tdispatch_submit(d, it->task.id);
-		td_input_push(d, in, &it->task, false, NULL);
-	}
-	preempt_enable();
-	return 0;
+	return td_submit_item(d, it, 0);
 }
 EXPORT_SYMBOL_GPL(tdispatch_submit_item);
+
+/**
+ * tdispatch_submit_item_urgent() - hand an item to a dispatcher, past its
+ *	rate limit
+ * @d: the dispatcher
+ * @it: the item, set up with tdispatch_item_init()
+ *
+ * As tdispatch_submit_item(), and the item is urgent until a batch takes
+ * it: while the rate limit holds the line back, a free worker takes the
+ * urgent items (only those, up to max_batch, from anywhere in line)
+ * without tokens, as the link watch lets a carrier that comes up past its
+ * one pass a second.  Found waiting, the item becomes urgent where it
+ * waits.  A hold-off after a failed batch still applies.  Costs an atomic
+ * read-modify-write and a wake-up of the acceptor.
+ *
+ * Any context, hard irq included.  Racing tdispatch_destroy(): as for
+ * tdispatch_submit().
+ *
+ * Return: 0 if accepted; -ESHUTDOWN once tdispatch_destroy() has begun,
+ * counted as rejected.
+ */
+int tdispatch_submit_item_urgent(struct tdispatch *d, struct tdispatch_item *it)
+{
+	return td_submit_item(d, it, TD_ITEM_URGENT);
+}
+EXPORT_SYMBOL_GPL(tdispatch_submit_item_urgent);
 
 /*
  * A user's submission whose payload replaced that of a task of its id
@@ -463,10 +505,19 @@ void td_items_inflight(struct tdispatch_batch *b)
 /* A task goes back to pending: an item's submission meanwhile merges into it. */
 void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t)
 {
+	u16 old;
+
 	lockdep_assert_held(&d->lock);
-	if ((t->flags & TD_TASK_ITEM) &&
-	    xchg(&t->item_state, TD_ITEM_QUEUED) == TD_ITEM_AGAIN)
+	if (!(t->flags & TD_TASK_ITEM))
+		return;
+	/* An urgent submission meanwhile keeps its bit. */
+	old = READ_ONCE(t->item_state);
+	while (!try_cmpxchg(&t->item_state, &old, TD_ITEM_QUEUED | (old & TD_ITEM_URGENT)))
+		;
+	if ((old & ~TD_ITEM_URGENT) == TD_ITEM_AGAIN)
 		d->items_merged++;
+	if (old & TD_ITEM_URGENT)
+		WRITE_ONCE(d->urgent, 1);
 }
 
 /*
@@ -476,18 +527,21 @@ void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t)
  */
 void td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
 {
-	u16 old = READ_ONCE(t->item_state);
+	u16 old = READ_ONCE(t->item_state), new;
 
 	do {
-		if (old == TD_ITEM_AGAIN) {
-			WRITE_ONCE(t->item_state, TD_ITEM_QUEUED);
-			td_item_prepare(t);
-			preempt_disable();
-			td_input_push(d, this_cpu_ptr(d->input), t, false, NULL);
-			preempt_enable();
-			return;
-		}
-	} while (!try_cmpxchg(&t->item_state, &old, TD_ITEM_IDLE));
+		new = (old & ~TD_ITEM_URGENT) == TD_ITEM_AGAIN ?
+		      TD_ITEM_QUEUED | (old & TD_ITEM_URGENT) : TD_ITEM_IDLE;
+	} while (!try_cmpxchg(&t->item_state, &old, new));
+	if (new == TD_ITEM_IDLE)
+		return;
+	td_item_prepare(t);
+	preempt_disable();
+	td_input_push(d, this_cpu_ptr(d->input), t, false, NULL);
+	preempt_enable();
+	/* Its urgent submission's hint may have been spent while it ran. */
+	if (new & TD_ITEM_URGENT)
+		td_urgent_kick(d);
 }
 
 /* Move every CPU's input into the pending set, in each CPU's arrival order. */

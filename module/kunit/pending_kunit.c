@@ -488,6 +488,54 @@ static void td_test_cancel_inflight(struct kunit *test)
 					  [TDISPATCH_OUTCOME_DONE] = 1));
 }
 
+/* One id's pending task taken into flight: not one in flight, nor an expired one. */
+static void td_test_take_one_id(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 4);
+	struct tdispatch_task *late;
+	struct td_batch b = { .nr = 1 };
+
+	td_add_ids(k, 1, 3, 100);
+	b.tasks[0] = td_pending_take(&k->p, 2, 110, &k->reap);
+	td_check(k);
+	KUNIT_ASSERT_NOT_NULL(test, b.tasks[0]);
+	KUNIT_EXPECT_EQ(test, b.tasks[0]->id, 2);
+	KUNIT_EXPECT_EQ(test, b.tasks[0]->state, TD_TASK_INFLIGHT);
+	td_expect_order(k, TD_IDS(1, 3));
+	KUNIT_EXPECT_EQ(test, PTR_ERR(td_pending_take(&k->p, 2, 110, &k->reap)), -EBUSY);
+	KUNIT_EXPECT_NULL(test, td_pending_take(&k->p, 9, 110, &k->reap));
+	late = td_add_dl(k, 5, 150, 110);
+	KUNIT_EXPECT_NULL(test, td_pending_take(&k->p, 5, 200, &k->reap));
+	td_check(k);
+	td_expect_ended(k, late, TDISPATCH_OUTCOME_EXPIRED);
+	td_complete(k, &b, TDISPATCH_OUTCOME_DONE);
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_OUTCOME_EXPIRED] = 1,
+					  [TDISPATCH_OUTCOME_DONE] = 1));
+}
+
+/* Urgent items from anywhere in line, oldest first, none waiting behind its id. */
+static void td_test_cut_urgent(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 8, 2);
+	struct tdispatch_task *t[6];
+	struct td_batch b;
+	unsigned int i;
+
+	for (i = 1; i <= 5; i++) {
+		t[i] = td_add(k, i, 100 + i);
+		t[i]->flags |= TD_TASK_ITEM;
+		t[i]->item_state = TD_ITEM_QUEUED | (i % 2 ? 0 : TD_ITEM_URGENT);
+	}
+	b.nr = td_pending_cut_urgent(&k->p, 200, 8, b.tasks, &k->reap);
+	td_check(k);
+	td_expect_ids(k, b.tasks, b.nr, TD_IDS(2, 4));
+	td_expect_order(k, TD_IDS(1, 3, 5));
+	KUNIT_EXPECT_EQ(test, td_pending_cut_urgent(&k->p, 200, 8, b.tasks + b.nr, &k->reap), 0);
+	td_complete(k, &b, TDISPATCH_OUTCOME_DONE);
+	td_pending_cancel_all(&k->p, &k->reap);
+	td_check(k);
+}
+
 static void td_test_cancel_all(struct kunit *test)
 {
 	struct td_kunit *k = td_setup(test, 8, 1);
@@ -533,6 +581,8 @@ static struct kunit_case td_batch_cases[] = {
 	KUNIT_CASE(td_test_gather_room),
 	KUNIT_CASE(td_test_cut_max_batch),
 	KUNIT_CASE(td_test_single_item),
+	KUNIT_CASE(td_test_take_one_id),
+	KUNIT_CASE(td_test_cut_urgent),
 	{}
 };
 

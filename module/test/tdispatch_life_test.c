@@ -379,6 +379,55 @@ static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
 }
 
 /*
+ * Urgent items pass a rate limit that holds the line back: at one batch a
+ * second, with the first batch's token spent, the urgent ones (one found
+ * waiting, one new) go next, alone, ahead of older ones, and take no token.
+ */
+static void test_urgent_items_pass_the_rate_limit(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_item *it;
+	struct recorder *r;
+	unsigned int i;
+
+	cfg.max_batch = 4;
+	cfg.rate = 1;
+	cfg.flags = TDISPATCH_RATE_BATCHES;
+	it = kcalloc(10, sizeof(*it), GFP_KERNEL);
+	r = it ? rec_start(t, &cfg) : NULL;
+	if (!r) {
+		kfree(it);
+		return;
+	}
+	for (i = 0; i < 10; i++)
+		tdispatch_item_init(&it[i], i, NULL);
+	r->gated = true;
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[0]), 0);
+	if (!T_EXPECT(t, wait_for_completion_timeout(&r->entered, WAIT_LIMIT)))
+		goto out;
+	/* The one worker holds the first batch and its token. */
+	for (i = 1; i < 8; i++)
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[6]), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[6]), 0);
+	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[9]), 0);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 9)) {
+		T_EXPECT_EQ(t, r->nr_rec, 4);
+		T_EXPECT_EQ(t, r->rec[1].nr, 2);
+		T_EXPECT_EQ(t, r->rec[1].first_id, 6);
+		T_EXPECT_EQ(t, r->rec[2].first_id, 1);
+		T_EXPECT(t, ktime_ms_delta(r->rec[2].start, r->rec[1].start) >= 500);
+	}
+out:
+	complete(&r->gate);
+	item_finish(t, r, 2, 9);
+	for (i = 0; i < 10; i++)
+		T_EXPECT_EQ(t, READ_ONCE(it[i].task.item_state), 0);
+	kfree(it);
+}
+
+/*
  * tdispatch_run_now() and tdispatch_run_id(): batches in the caller's
  * context, whatever the window says, accounted for and released by the
  * time they return; an id a worker holds is not taken.
@@ -523,6 +572,7 @@ static const struct td_case cases[] = {
 	CASE(expedite_lets_a_delayed_task_in),
 	CASE(rate_limit_paces_batches),
 	CASE(rate_in_batches_paces_whole_batches),
+	CASE(urgent_items_pass_the_rate_limit),
 };
 
 static int __init tdispatch_life_test_init(void)

@@ -499,6 +499,7 @@ int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
 int tdispatch_submit_with(struct tdispatch *d, u64 id, void *payload,
 			  const struct tdispatch_submit_opts *o, gfp_t gfp);
 int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it);
+int tdispatch_submit_item_urgent(struct tdispatch *d, struct tdispatch_item *it);
 int tdispatch_batch_set_result(struct tdispatch_batch *b, unsigned int i,
 			       enum tdispatch_result res);
 int tdispatch_cancel(struct tdispatch *d, u64 id);
