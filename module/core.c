@@ -305,7 +305,7 @@ EXPORT_SYMBOL_GPL(tdispatch_expedite_key);
 /**
  * tdispatch_set_rate() - change a dispatcher's rate limit
  * @d: the dispatcher
- * @rate: most tasks a second handed to workers; 0 for no limit
+ * @rate: most tasks (or batches) a second handed to workers; 0 for no limit
  * @burst: most tasks at once after a quiet spell, 1 to 1048576; 0 for
  *	max_batch (with %TDISPATCH_RATE_BATCHES, both count batches, and 0 is
  *	one batch)

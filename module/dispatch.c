@@ -162,8 +162,12 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 				return false;
 			w->batch.nr = td_pending_cut_urgent(p, now, p->max_batch, w->batch.tasks,
 							    reap);
-			if (w->batch.nr == p->max_batch)
-				WRITE_ONCE(d->urgent, 1);	/* more may wait */
+			/*
+			 * More may wait; or the hint's item is still on an input
+			 * list, drained after its submitter's kick.
+			 */
+			if (w->batch.nr == p->max_batch || (!w->batch.nr && !td_input_empty(d)))
+				WRITE_ONCE(d->urgent, 1);
 			if (!w->batch.nr)
 				return false;
 		} else {
@@ -516,6 +520,7 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one)
 	};
 	LIST_HEAD(reap);
 	ktime_t now;
+	bool kick;
 	int ret = 0;
 
 	might_sleep();
@@ -538,9 +543,13 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one)
 		d->batches++;
 		trace_tdispatch_batch_start(d, &w.batch);
 	}
+	/* What the drain owes the acceptor (a delayed task's time), as a worker's does. */
+	kick = td_acceptor_owed(d);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);
+	if (kick)
+		td_kick(d);
 	if (!w.batch.nr)
 		return ret;
 	ret = w.batch.nr;
@@ -558,14 +567,17 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one)
  * context, as a worker would.  It is accounted for as a worker's is: when
  * this returns, its tasks that ended have been released and those to
  * retry are back at the head of the line.  Every task submitted before the
- * call is considered; batches that workers hold are not waited for.  The
- * caller holds what &tdispatch_ops.lock takes, if there is one: it is not
- * called.  Call again for more.
+ * call is considered; batches that workers hold, or have cut and wait for
+ * &tdispatch_ops.lock to run, are not waited for.  The caller holds what
+ * &tdispatch_ops.lock takes, if there is one: it is not called.  Call again
+ * for more, but not after a CONGESTION or TRANSIENT result of the
+ * caller's own batch: its tasks are back at the head of the line.
  *
- * Process context; may sleep.
+ * Process context; may sleep.  Not while tdispatch_destroy() may run: the
+ * caller holds its dispatcher until this returns.
  *
- * Return: the number of tasks processed (0 if none was pending), or
- * -ESHUTDOWN once tdispatch_destroy() has begun.
+ * Return: the number of tasks handed to ->process() (0 if none was
+ * pending), or -ESHUTDOWN once tdispatch_destroy() stops batches.
  */
 int tdispatch_run_now(struct tdispatch *d)
 {
@@ -582,11 +594,12 @@ EXPORT_SYMBOL_GPL(tdispatch_run_now);
  * As tdispatch_run_now(), for a batch of the one task of @id that waits
  * in the pending set (not a delayed one), submitted before the call.
  *
- * Process context; may sleep.
+ * Process context; may sleep.  Not while tdispatch_destroy() may run.
  *
  * Return: 1 if it was processed; 0 if @id had no task pending; -EBUSY if
- * a worker is processing @id (a newer task of it waits for that worker);
- * -ESHUTDOWN once tdispatch_destroy() has begun.
+ * @id is in a worker's batch (being processed, or cut and waiting for
+ * &tdispatch_ops.lock; a newer task of it waits for that batch);
+ * -ESHUTDOWN once tdispatch_destroy() stops batches.
  */
 int tdispatch_run_id(struct tdispatch *d, u64 id)
 {

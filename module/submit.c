@@ -415,8 +415,11 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
 		trace_tdispatch_submit(d, it->task.id);
 		td_input_push(d, in, &it->task, false, NULL);
 	}
-	/* Before destroy can go on: it waits for preemption to come back on. */
-	if (urgent)
+	/*
+	 * Before destroy can go on: it waits for preemption to come back on.
+	 * An item urgent already had its hint given.
+	 */
+	if (urgent && !(merge && (old & TD_ITEM_URGENT)))
 		td_urgent_kick(d);
 	preempt_enable();
 	return 0;

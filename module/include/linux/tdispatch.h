@@ -263,7 +263,8 @@ struct tdispatch_ops {
  *	is redelivered, ends %TDISPATCH_OUTCOME_EXHAUSTED.  0 to
  *	%TDISPATCH_MAX_ATTEMPTS; 0: no limit, a task is retried until its
  *	deadline.  A task may carry its own limit (tdispatch_submit_with()).
- * @rate: most tasks a second the acceptor hands to workers, a token bucket
+ * @rate: most tasks (batches, with %TDISPATCH_RATE_BATCHES) a second the
+ *	acceptor hands to workers, a token bucket
  *	filled as time passes; 0 for no limit.  While it is empty, due tasks
  *	wait in the pending set (still coalescing, still expiring, still
  *	bounded by @max_buffer) and the time due batches wait is counted in
