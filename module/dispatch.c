@@ -104,6 +104,8 @@ void td_throttle_end(struct tdispatch *d, ktime_t now)
  * Cut the next batch for @w, which is free, if one is due and the
  * shaper and the rate limit let it go now.  Return true if it was cut;
  * otherwise set @next to when the acceptor must look again by time alone.
+ * With @w NULL, cut nothing: say whether a batch would go now (with
+ * ->lock, the acceptor claims a worker for it: td_dispatch_batches()).
  */
 static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			 struct list_head *reap, ktime_t *next)
@@ -158,6 +160,8 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			 * cleared before the walk: a submitter sets it after its
 			 * item's bit, then kicks us (tdispatch_submit_item_urgent()).
 			 */
+			if (!w)
+				return READ_ONCE(d->urgent);
 			if (!xchg(&d->urgent, 0))
 				return false;
 			w->batch.nr = td_pending_cut_urgent(p, now, p->max_batch, w->batch.tasks,
@@ -172,6 +176,8 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 				return false;
 		} else {
 			td_throttle_end(d, now);
+			if (!w)
+				return true;
 			w->batch.nr = td_pending_cut(p, now, allow, w->batch.tasks, reap);
 			td_rate_take(&d->rate, by_batch ? !!w->batch.nr : w->batch.nr);
 			if (!w->batch.nr)
@@ -200,6 +206,17 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 	while (d->free_workers) {
 		struct td_worker *w = &d->workers[__ffs64(d->free_workers)];
 
+		/*
+		 * With ->lock, claim one worker, which cuts its batch once it
+		 * holds the lock and kicks us if more is due: td_locked_work().
+		 */
+		if (d->ops->lock) {
+			if (!td_cut_batch(d, NULL, now, reap, &next))
+				return next;
+			d->free_workers &= ~BIT_ULL(w - d->workers);
+			queue_work(d->wq, &w->work);
+			break;
+		}
 		if (!td_cut_batch(d, w, now, reap, &next))
 			return next;
 		queue_work(d->wq, &w->work);
@@ -441,7 +458,8 @@ static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic)
  * Process the batch in @w and account for it.  Return true if the next batch
  * was cut for @w at once, which the worker goes on with (while
  * @again): no wake-up of the acceptor, no queueing, while batches are due
- * back to back.
+ * back to back.  With ->lock, a worker (not a caller) comes holding it, and
+ * it is dropped here.
  */
 static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 {
@@ -454,8 +472,6 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 
 	w->redeliver = false;
 	b->marked = false;
-	if (locked)
-		d->ops->lock(d);
 	res = d->ops->process(d, b);
 	if (w->redeliver) {
 		res = TD_RESULT_REDELIVER;
@@ -567,8 +583,8 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one)
  * context, as a worker would.  It is accounted for as a worker's is: when
  * this returns, its tasks that ended have been released and those to
  * retry are back at the head of the line.  Every task submitted before the
- * call is considered; batches that workers hold, or have cut and wait for
- * &tdispatch_ops.lock to run, are not waited for.  The caller holds what
+ * call is considered; batches that workers hold are not waited for (with
+ * &tdispatch_ops.lock, workers cut theirs under it).  The caller holds what
  * &tdispatch_ops.lock takes, if there is one: it is not called.  Call again
  * for more, but not after a CONGESTION or TRANSIENT result of the
  * caller's own batch: its tasks are back at the head of the line.
@@ -597,8 +613,8 @@ EXPORT_SYMBOL_GPL(tdispatch_run_now);
  * Process context; may sleep.  Not while tdispatch_destroy() may run.
  *
  * Return: 1 if it was processed; 0 if @id had no task pending; -EBUSY if
- * @id is in a worker's batch (being processed, or cut and waiting for
- * &tdispatch_ops.lock; a newer task of it waits for that batch);
+ * @id is in a worker's batch (a newer task of it waits for that batch;
+ * with &tdispatch_ops.lock, only a batch being processed);
  * -ESHUTDOWN once tdispatch_destroy() stops batches.
  */
 int tdispatch_run_id(struct tdispatch *d, u64 id)
@@ -620,6 +636,9 @@ EXPORT_SYMBOL_GPL(tdispatch_run_id);
  * left goes to the acceptor: tasks pending while another worker is free, a
  * delayed task's time, the id hash's size.  Return true if @w holds a
  * batch.
+ *
+ * With ->lock, the same, under it, whatever the window: such a worker
+ * holds no batch before this, being free or claimed by the acceptor.
  */
 static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 {
@@ -630,6 +649,8 @@ static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 	mutex_lock(&d->lock);
 	now = ktime_get();
 	td_drain_input(d, now, &reap);
+	if (d->ops->lock)
+		d->free_workers |= BIT_ULL(w - d->workers);
 	if (d->free_workers & BIT_ULL(w - d->workers))
 		cut = td_cut_batch(d, w, now, &reap, &next);
 	kick = (d->pending.nr_pending && d->free_workers) || td_acceptor_owed(d);
@@ -641,11 +662,30 @@ static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 	return cut;
 }
 
+/*
+ * With ->lock, a worker cuts its batch only once it holds the lock, one
+ * batch a work: a holder of the lock (tdispatch_run_id()) then finds each
+ * task pending, or in a batch being processed, never in one cut and
+ * waiting for the lock it holds.
+ */
+static void td_locked_work(struct tdispatch *d, struct td_worker *w)
+{
+	d->ops->lock(d);
+	if (td_worker_fill(d, w))
+		td_run_batch(d, w, false);
+	else
+		d->ops->unlock(d);
+}
+
 void td_batch_work(struct work_struct *work)
 {
 	struct td_worker *w = container_of(work, struct td_worker, work);
 	unsigned int n = 1;
 
+	if (w->d->ops->lock) {
+		td_locked_work(w->d, w);
+		return;
+	}
 	/* Without a window only the acceptor queues a worker, with its batch cut. */
 	if (w->d->direct && !td_worker_fill(w->d, w))
 		return;

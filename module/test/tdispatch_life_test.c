@@ -495,8 +495,15 @@ static enum tdispatch_result locked_process(struct tdispatch *d, struct tdispatc
 	return rec_process(d, b);
 }
 
+/* Completed when a worker comes to take the lock, if set. */
+static struct completion *lock_wanted;
+
 static void user_lock_take(struct tdispatch *d)
 {
+	struct completion *c = READ_ONCE(lock_wanted);
+
+	if (c)
+		complete(c);
 	mutex_lock(&user_lock);
 }
 
@@ -514,6 +521,22 @@ static const struct tdispatch_ops locked_ops = {
 };
 
 /*
+ * The recorder's dispatcher, destroyed and made again with @cfg under the
+ * lock's ops (rec_start() gives rec_ops).  Return false, @r freed, if not.
+ */
+static bool rec_restart_locked(struct tcase *t, struct recorder *r,
+			       const struct tdispatch_config *cfg)
+{
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	r->released = 0;	/* rec_finish() counts the new one's */
+	r->d = tdispatch_create(cfg, &locked_ops, r);
+	if (T_EXPECT(t, !IS_ERR(r->d)))
+		return true;
+	rec_free(r);
+	return false;
+}
+
+/*
  * ->lock and ->unlock: a worker's batch runs under the user's lock and is
  * released before it is dropped; a holder of the lock runs batches itself.
  */
@@ -528,15 +551,8 @@ static void test_lock_ops_hold_the_users_lock_around_a_batch(struct tcase *t)
 
 	T_EXPECT_EQ(t, PTR_ERR(tdispatch_create(&cfg, &half, NULL)), -EINVAL);
 	r = rec_start(t, &cfg);
-	if (!r)
+	if (!r || !rec_restart_locked(t, r, &cfg))
 		return;
-	/* Out of rec_start(): the same recorder, under the lock's ops. */
-	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
-	r->d = tdispatch_create(&cfg, &locked_ops, r);
-	if (!T_EXPECT(t, !IS_ERR(r->d))) {
-		rec_free(r);
-		return;
-	}
 	for (i = 1; i <= 3; i++) {
 		T_EXPECT_EQ(t, submit(r, i, i), 0);
 		/* Each one's batch was released before the lock was dropped. */
@@ -546,15 +562,10 @@ static void test_lock_ops_hold_the_users_lock_around_a_batch(struct tcase *t)
 			mutex_unlock(&user_lock);
 		}
 	}
-	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
-	r->released = 0;	/* rec_finish() counts the next one's */
 	cfg.max_batch = 4;
 	cfg.max_delay_ns = 10 * NSEC_PER_SEC;	/* no worker cuts it */
-	r->d = tdispatch_create(&cfg, &locked_ops, r);
-	if (!T_EXPECT(t, !IS_ERR(r->d))) {
-		rec_free(r);
+	if (!rec_restart_locked(t, r, &cfg))
 		return;
-	}
 	T_EXPECT_EQ(t, submit(r, 4, 4), 0);
 	mutex_lock(&user_lock);
 	T_EXPECT_EQ(t, tdispatch_run_now(r->d), 1);
@@ -564,9 +575,37 @@ static void test_lock_ops_hold_the_users_lock_around_a_batch(struct tcase *t)
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
 
+/*
+ * A worker waiting for ->lock has cut nothing: the lock's holder runs
+ * the task itself (the link watch's linkwatch_sync_dev() under RTNL).
+ */
+static void test_lock_holder_reaches_a_task_a_worker_waits_for(struct tcase *t)
+{
+	DECLARE_COMPLETION_ONSTACK(wanted);
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r;
+
+	r = rec_start(t, &cfg);
+	if (!r || !rec_restart_locked(t, r, &cfg))
+		return;
+	mutex_lock(&user_lock);
+	WRITE_ONCE(lock_wanted, &wanted);
+	T_EXPECT_EQ(t, submit(r, 9, 9), 0);
+	if (T_EXPECT(t, wait_for_completion_timeout(&wanted, WAIT_LIMIT))) {
+		T_EXPECT_EQ(t, tdispatch_run_id(r->d, 9), 1);
+		T_EXPECT_EQ(t, r->nr_rec, 1);
+	}
+	WRITE_ONCE(lock_wanted, NULL);
+	mutex_unlock(&user_lock);
+	/* The worker, given the lock, found nothing to cut. */
+	rec_finish(t, r, TDISPATCH_DRAIN);
+	T_EXPECT_EQ(t, unlocked_batches, 0);
+}
+
 static const struct td_case cases[] = {
 	CASE(run_now_processes_in_the_callers_context),
 	CASE(lock_ops_hold_the_users_lock_around_a_batch),
+	CASE(lock_holder_reaches_a_task_a_worker_waits_for),
 	CASE(item_submitted_while_processed_runs_again),
 	CASE(items_waiting_merge_and_yield_to_tasks),
 	CASE(per_task_results_retry_only_what_failed),

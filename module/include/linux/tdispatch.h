@@ -220,10 +220,11 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t);
  * @lock: optional, with @unlock: a lock of the user's that a worker holds
  *	around each batch it runs, from before ->process() until the batch is
  *	accounted for (its tasks that ended released, those to retry back in
- *	line), as the link watch holds RTNL around a pass.  Code that holds
- *	that lock may run batches itself with tdispatch_run_now() and
- *	tdispatch_run_id(), which do not call @lock, so ->process() always
- *	runs under it.  May sleep.
+ *	line), as the link watch holds RTNL around a pass.  A worker cuts its
+ *	batch only once it holds the lock, so no task waits for it in a batch
+ *	already cut.  Code that holds that lock may run batches itself with
+ *	tdispatch_run_now() and tdispatch_run_id(), which do not call @lock,
+ *	so ->process() always runs under it.  May sleep.
  * @unlock: releases what @lock took.
  */
 struct tdispatch_ops {
