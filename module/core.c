@@ -134,7 +134,12 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 		INIT_WORK(&d->workers[i].work, td_batch_work);
 	}
 	d->free_workers = GENMASK_ULL(cfg->workers - 1, 0);
-	d->direct = !cfg->max_delay_ns;
+	/*
+	 * With ->lock, input goes to the acceptor, which queues a worker
+	 * only when a batch would go: a worker must take the lock before it
+	 * looks (td_locked_work()), and should not for nothing.
+	 */
+	d->direct = !cfg->max_delay_ns && !ops->lock;
 
 	d->wq = alloc_workqueue("tdispatch-%s", WQ_UNBOUND |
 				(cfg->flags & TDISPATCH_NORMAL_PRIORITY ? 0 : WQ_HIGHPRI),

@@ -51,8 +51,11 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 		if (t->flags & TD_TASK_PERIODIC) {
 			td_periodic_run_reaped(d, t);
 		} else if (t->flags & TD_TASK_ITEM) {
+			bool again = td_item_ended(t);
+
 			d->ops->release(d, t, outcome);
-			td_item_ended(d, t);
+			if (again)
+				td_item_again(d, t);
 		} else if (t->flags & TD_TASK_OWNED) {
 			d->ops->release(d, t, outcome);
 		} else {
@@ -403,7 +406,7 @@ static void td_account_batch(struct tdispatch *d, struct tdispatch_batch *b, int
 	/*
 	 * Only a task that went back takes an item's submission meanwhile; one
 	 * that ended (exhausted, dropped, overridden) leaves it to
-	 * td_item_ended(), which submits the item again.
+	 * td_item_ended() and td_item_again(), which submit the item again.
 	 */
 	for (i = 0; i < nr; i++)
 		if (b->tasks[i]->state == TD_TASK_PENDING)

@@ -13,7 +13,8 @@
 #include "file.h"
 #include "submit.h"
 
-static int __init tdispatch_init(void)
+/* The engine's own state: the task cache and the debugfs root. */
+static int __init td_engine_init(void)
 {
 	int ret;
 
@@ -21,26 +22,57 @@ static int __init tdispatch_init(void)
 	if (ret)
 		return ret;
 	td_debugfs_init();
-	ret = td_chardev_init();
-	if (ret) {
-		td_debugfs_exit();
-		td_task_cache_exit();
+	return 0;
+}
+
+static int __init tdispatch_user_init(void)
+{
+	int ret = td_chardev_init();
+
+	if (ret)
 		return ret;
-	}
 	pr_info("version %s loaded\n", TDISPATCH_MODULE_VERSION);
 	return 0;
+}
+
+#ifdef MODULE
+static void td_engine_exit(void)
+{
+	td_debugfs_exit();
+	td_task_cache_exit();
+}
+
+static int __init tdispatch_init(void)
+{
+	int ret;
+
+	ret = td_engine_init();
+	if (ret)
+		return ret;
+	ret = tdispatch_user_init();
+	if (ret)
+		td_engine_exit();
+	return ret;
 }
 
 /* Every dispatcher is gone: drivers hold the module, and so do open files. */
 static void __exit tdispatch_exit(void)
 {
 	td_chardev_exit();
-	td_debugfs_exit();
-	td_task_cache_exit();
+	td_engine_exit();
 }
 
 module_init(tdispatch_init);
 module_exit(tdispatch_exit);
+#else
+/*
+ * Built in, the engine is ready before the initcalls of the code that
+ * uses it (the link watch's dispatcher is made in net_dev_init(), a
+ * subsys_initcall); the device, which needs the misc class, comes later.
+ */
+postcore_initcall(td_engine_init);
+device_initcall(tdispatch_user_init);
+#endif
 
 MODULE_DESCRIPTION("Coalescing work dispatcher with per-CPU submission and batching workers");
 MODULE_LICENSE("GPL");

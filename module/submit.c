@@ -476,6 +476,50 @@ int tdispatch_submit_item_urgent(struct tdispatch *d, struct tdispatch_item *it)
 }
 EXPORT_SYMBOL_GPL(tdispatch_submit_item_urgent);
 
+/**
+ * tdispatch_item_make_urgent() - make an item that waits urgent
+ * @d: the dispatcher it was submitted to
+ * @it: the item
+ *
+ * If @it waits to be processed (submitted and in no batch yet, or
+ * submitted again while processed), it becomes urgent, as
+ * tdispatch_submit_item_urgent() would make it.  Otherwise nothing
+ * happens: unlike a submission, this never makes the item run again.  For
+ * an owner that submits an item once for each state it tracks (the link
+ * watch's pending bit, which holds a reference to the device) and learns
+ * of the urgency after.  Not counted as a submission.
+ *
+ * Any context, hard irq included.  Racing tdispatch_destroy(): as for
+ * tdispatch_submit().
+ *
+ * Return: true if @it waits and is urgent; false if it does not wait
+ * (idle, or in a batch), or tdispatch_destroy() has begun.
+ */
+bool tdispatch_item_make_urgent(struct tdispatch *d, struct tdispatch_item *it)
+{
+	bool waits = false;
+	u16 old, st;
+
+	preempt_disable();
+	if (READ_ONCE(d->dead))
+		goto out;
+	old = READ_ONCE(it->task.item_state);
+	do {
+		st = old & ~TD_ITEM_URGENT;
+		if (st != TD_ITEM_QUEUED && st != TD_ITEM_AGAIN)
+			goto out;
+		waits = true;
+		if (old & TD_ITEM_URGENT)
+			goto out;	/* its hint was given */
+	} while (!try_cmpxchg(&it->task.item_state, &old, old | TD_ITEM_URGENT));
+	/* Before destroy can go on, as in td_submit_item(). */
+	td_urgent_kick(d);
+out:
+	preempt_enable();
+	return waits;
+}
+EXPORT_SYMBOL_GPL(tdispatch_item_make_urgent);
+
 /*
  * A user's submission whose payload replaced that of a task of its id
  * which waits (merge.c's merge table): accepted and overridden at once, as
@@ -524,11 +568,13 @@ void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t)
 }
 
 /*
- * td_reap() is done with an item's task: the item is free again, or, if
- * it was submitted while processed, goes round once more.  That
- * submission was accepted (and counted queued) when it was made.
+ * td_reap() is done with an item's task, before ->release(): the item is
+ * free again, or, if it was submitted while processed, is to go round
+ * once more (td_item_again(), after ->release()).  Free, it is not
+ * touched again here, so ->release() may let its object go, as a work
+ * function may free its work_struct.  Return true if it goes round.
  */
-void td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
+bool td_item_ended(struct tdispatch_task *t)
 {
 	u16 old = READ_ONCE(t->item_state), new;
 
@@ -536,14 +582,25 @@ void td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
 		new = (old & ~TD_ITEM_URGENT) == TD_ITEM_AGAIN ?
 		      TD_ITEM_QUEUED | (old & TD_ITEM_URGENT) : TD_ITEM_IDLE;
 	} while (!try_cmpxchg(&t->item_state, &old, new));
-	if (new == TD_ITEM_IDLE)
-		return;
+	return new != TD_ITEM_IDLE;
+}
+
+/*
+ * The submission made while it was processed, accepted (and counted
+ * queued) when it was made, goes on an input list.  Submissions since
+ * td_item_ended() merged into it.
+ */
+void td_item_again(struct tdispatch *d, struct tdispatch_task *t)
+{
 	td_item_prepare(t);
 	preempt_disable();
 	td_input_push(d, this_cpu_ptr(d->input), t, false, NULL);
 	preempt_enable();
-	/* Its urgent submission's hint may have been spent while it ran. */
-	if (new & TD_ITEM_URGENT)
+	/*
+	 * Its urgent submission's hint may have been spent while it ran; read
+	 * after the push, so that a later one's kick finds it.
+	 */
+	if (READ_ONCE(t->item_state) & TD_ITEM_URGENT)
 		td_urgent_kick(d);
 }
 

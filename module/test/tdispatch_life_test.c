@@ -340,6 +340,31 @@ out:
 	T_EXPECT_EQ(t, READ_ONCE(it.task.item_state), 0);
 }
 
+/*
+ * ->release() may free an item's object, as a work function may free its
+ * work_struct: an item not submitted again is not touched after it is
+ * released (KASAN and the slab's poison see to it).
+ */
+static void test_release_may_free_an_items_object(struct tcase *t)
+{
+	struct recorder *r = rec_start(t, &base_cfg);
+	struct tdispatch_item *it;
+	unsigned int i;
+
+	if (!r)
+		return;
+	r->free_payloads = 1;	/* rec_release() frees each payload: the item */
+	for (i = 0; i < 64; i++) {
+		it = kmalloc(sizeof(*it), GFP_KERNEL);
+		if (!T_EXPECT(t, it))
+			break;
+		tdispatch_item_init(it, i, it);
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, it), 0);
+	}
+	rec_wait_released(t, r, i);
+	item_finish(t, r, 0, i);
+}
+
 static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
 {
 	struct tdispatch_config cfg = base_cfg;
@@ -382,6 +407,7 @@ static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
  * Urgent items pass a rate limit that holds the line back: at one batch a
  * second, with the first batch's token spent, the urgent ones (one found
  * waiting, one new) go next, alone, ahead of older ones, and take no token.
+ * tdispatch_item_make_urgent() changes only an item that waits.
  */
 static void test_urgent_items_pass_the_rate_limit(struct tcase *t)
 {
@@ -408,7 +434,11 @@ static void test_urgent_items_pass_the_rate_limit(struct tcase *t)
 	/* The one worker holds the first batch and its token. */
 	for (i = 1; i < 8; i++)
 		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
-	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[6]), 0);
+	/* Made urgent only where it waits: in flight or idle, it is not run. */
+	T_EXPECT(t, !tdispatch_item_make_urgent(r->d, &it[0]));
+	T_EXPECT(t, !tdispatch_item_make_urgent(r->d, &it[8]));
+	T_EXPECT(t, tdispatch_item_make_urgent(r->d, &it[6]));
+	T_EXPECT(t, tdispatch_item_make_urgent(r->d, &it[6]));
 	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[6]), 0);
 	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[9]), 0);
 	complete(&r->gate);
@@ -421,7 +451,7 @@ static void test_urgent_items_pass_the_rate_limit(struct tcase *t)
 	}
 out:
 	complete(&r->gate);
-	item_finish(t, r, 2, 9);
+	item_finish(t, r, 1, 9);
 	for (i = 0; i < 10; i++)
 		T_EXPECT_EQ(t, READ_ONCE(it[i].task.item_state), 0);
 	kfree(it);
@@ -607,6 +637,7 @@ static const struct td_case cases[] = {
 	CASE(lock_ops_hold_the_users_lock_around_a_batch),
 	CASE(lock_holder_reaches_a_task_a_worker_waits_for),
 	CASE(item_submitted_while_processed_runs_again),
+	CASE(release_may_free_an_items_object),
 	CASE(items_waiting_merge_and_yield_to_tasks),
 	CASE(per_task_results_retry_only_what_failed),
 	CASE(max_attempts_end_exhausted),

@@ -91,8 +91,13 @@ struct tdispatch_task {
  * free no-op, counted as overridden (the one waiting processes the
  * object's latest state).  Submitted while it is being processed, it is
  * processed once more afterwards.  ->release() is called each time it
- * leaves the dispatcher, not for the submissions that merged into it; it
- * must not free the object while submitted, and may submit it again.
+ * leaves the dispatcher, not for the submissions that merged into it, and
+ * may submit it again.  The object must not be freed while the item is
+ * submitted; once ->release() is called the dispatcher touches the item
+ * no more, unless it was submitted again meanwhile, so ->release() may
+ * drop the last reference to the object, as a work function may free its
+ * work_struct.  Submitted again once its batch has been accounted for, an
+ * item may be processed, and released, before that ->release() returns.
  * container_of() leads from the task to the object.
  */
 struct tdispatch_item {
@@ -502,6 +507,7 @@ int tdispatch_submit_with(struct tdispatch *d, u64 id, void *payload,
 			  const struct tdispatch_submit_opts *o, gfp_t gfp);
 int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it);
 int tdispatch_submit_item_urgent(struct tdispatch *d, struct tdispatch_item *it);
+bool tdispatch_item_make_urgent(struct tdispatch *d, struct tdispatch_item *it);
 int tdispatch_batch_set_result(struct tdispatch_batch *b, unsigned int i,
 			       enum tdispatch_result res);
 int tdispatch_cancel(struct tdispatch *d, u64 id);
