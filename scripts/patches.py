@@ -17,6 +17,8 @@ Everything comes from this tree, so nothing is kept twice by hand:
                                 Makefile less the out-of-tree part)
   Documentation/core-api/,      the same paths in the tree
   Documentation/userspace-api/
+  scripts/series/linkwatch.*    the second patch: the link watch's
+                                conversion, a diff against SRC
 
 The kernel files the series changes (lib/Kconfig, lib/Makefile,
 MAINTAINERS, indexes) are taken from SRC.  No patch touches what another
@@ -40,6 +42,11 @@ CHANGED = ['MAINTAINERS', 'lib/Kconfig', 'lib/Makefile',
            'Documentation/userspace-api/index.rst',
            'Documentation/userspace-api/ioctl/ioctl-number.rst',
            'tools/testing/selftests/Makefile']
+# The link watch's conversion: a diff against SRC, and its message
+# (subject, blank line, body), applied as the series' second patch.
+CONVERSION = os.path.join(TOP, 'scripts', 'series', 'linkwatch')
+CONVERTED = ['include/linux/netdevice.h', 'net/Kconfig', 'net/core/dev.c',
+             'net/core/dev.h', 'net/core/link_watch.c']
 
 
 def read(path):
@@ -245,11 +252,10 @@ tracepoints its events.
 
 The code is lib/tdispatch/, one file per concern; the API is
 include/linux/tdispatch.h, and the outcome and result values, which
-userspace sees too, are in include/uapi/linux/tdispatch.h.  Nothing in
-the tree uses it yet; a conversion of net/core/link_watch.c is meant to
-follow.  Out of tree it is tested on stock 6.1, 6.12 and PREEMPT_RT 6.12
-kernels and on a 6.12 with lockdep, KASAN, UBSAN, kmemleak and fault
-injection.
+userspace sees too, are in include/uapi/linux/tdispatch.h.  The next
+patch converts net/core/link_watch.c to it.  Out of tree it is tested on
+stock 6.1, 6.12 and PREEMPT_RT 6.12 kernels and on a 6.12 with lockdep,
+KASAN, UBSAN, kmemleak and fault injection.
 '''
 
 USER_MSG = '''
@@ -298,7 +304,7 @@ def generate(src, out):
         tree = os.path.join(work, 'linux')
         os.makedirs(tree)
         git(tree, 'init', '-q')
-        for rel in CHANGED:
+        for rel in CHANGED + CONVERTED:
             write(os.path.join(tree, rel), read(os.path.join(src, rel)))
         commit(tree, 'linux-source-6.12', 'The files the series changes.')
         base = git(tree, 'rev-parse', 'HEAD').strip()
@@ -359,6 +365,11 @@ def generate(src, out):
                                'lib/tdispatch/', sdest + '/'] + docs)
         commit(tree, 'lib: add tdispatch, a coalescing work dispatcher',
                ENGINE_MSG + USER_MSG + TESTS_MSG)
+
+        # 2: its first user.
+        git(tree, 'apply', CONVERSION + '.diff')
+        subject, body = read(CONVERSION + '.msg').split('\n\n', 1)
+        commit(tree, subject, body)
 
         if os.path.isdir(out):
             shutil.rmtree(out)

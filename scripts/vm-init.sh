@@ -11,6 +11,8 @@
 #   intree   tdispatch is built in (make patches): report the KUnit suites
 #            that ran as it booted and run /kselftest, the kselftests as
 #            the kernel builds and runs them, then scan for leaks
+#   linkbench  run linkstorm's link watch benchmark with /linkbench.args on
+#            a kernel with tdispatch built in (scripts/linkbench.sh)
 #   demo     load the module and run /demo.sh on the console
 #   shell    load the module and give a shell on the console
 # The VM always ends with reboot -f; QEMU runs with -no-reboot, so it exits.
@@ -203,7 +205,13 @@ run_intree_kselftests() {
 run_link_storm() {
 	echo "TD-KSFT-BEGIN linkstorm"
 	linkstorm -m $mods/dummy.ko
-	echo "TD-KSFT-END linkstorm rc=$?"
+	rc=$?
+	# The converted link watch's dispatcher, as debugfs shows it after
+	# the storms (mainline's has nothing to show).
+	for f in /sys/kernel/debug/tdispatch/linkwatch-*/state; do
+		[ -e "$f" ] && grep -v '^pending id' "$f" | sed 's/^/# linkwatch: /'
+	done
+	echo "TD-KSFT-END linkstorm rc=$rc"
 }
 
 # Test modules report KTAP of their own through debugfs, like KUnit.  The
@@ -368,6 +376,18 @@ intree)
 	run_intree_kselftests
 	run_link_storm
 	kmemleak_report
+	finish
+	;;
+linkbench)
+	# make bench's link watch rounds (scripts/linkbench.sh): linkstorm's
+	# LWROUND lines, its arguments from the initramfs.
+	heartbeat &
+	exec >/dev/ttyS1 2>&1
+	echo "TD-VM-START kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) linkbench"
+	echo "TD-KSFT-BEGIN linkbench"
+	# shellcheck disable=SC2046 # the arguments, one word each
+	linkstorm -m $mods/dummy.ko $(cat /linkbench.args)
+	echo "TD-KSFT-END linkbench rc=$?"
 	finish
 	;;
 bench)
