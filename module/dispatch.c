@@ -51,7 +51,7 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 		if (t->flags & TD_TASK_PERIODIC) {
 			td_periodic_run_reaped(d, t);
 		} else if (t->flags & TD_TASK_ITEM) {
-			bool again = td_item_ended(t);
+			bool again = td_item_ended(d, t);
 
 			d->ops->release(d, t, outcome);
 			if (again)
@@ -94,6 +94,21 @@ unsigned long td_batch_accounted(struct tdispatch_batch *b)
 	return smp_load_acquire(&container_of(b, struct td_worker, batch)->accounted);
 }
 
+/*
+ * An urgent item whose hint a cutter spent may not be in line yet: on an
+ * input list (drained after its submitter's kick), or going round again
+ * after its batch (td_item_again() pushes it, which wakes the acceptor).
+ * The counter first: td_item_again() pushes before it counts down.
+ */
+static bool td_urgent_may_come(struct tdispatch *d)
+{
+	if (atomic_read(&d->items_round))
+		return true;
+	/* A count seen down means its push is seen: it came first. */
+	smp_rmb();
+	return !td_input_empty(d);
+}
+
 /* A due batch no longer waits for tokens: count the time it did. */
 void td_throttle_end(struct tdispatch *d, ktime_t now)
 {
@@ -119,7 +134,7 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 	lockdep_assert_held(&d->lock);
 	while (!d->stopping) {
 		u64 hold = td_shaper_holdoff(&d->shaper, now);
-		unsigned int allow;
+		unsigned int allow, nr;
 		ktime_t when;
 		bool due;
 
@@ -163,20 +178,23 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			 * cleared before the walk: a submitter sets it after its
 			 * item's bit, then kicks us (tdispatch_submit_item_urgent()).
 			 */
-			if (!w)
-				return READ_ONCE(d->urgent);
 			if (!xchg(&d->urgent, 0))
 				return false;
-			w->batch.nr = td_pending_cut_urgent(p, now, p->max_batch, w->batch.tasks,
-							    reap);
+			if (w) {
+				nr = td_pending_cut_urgent(p, now, p->max_batch, w->batch.tasks,
+							   reap);
+				w->batch.nr = nr;
+			} else {
+				nr = td_pending_urgent_waits(p, now, reap);
+			}
 			/*
-			 * More may wait; or the hint's item is still on an input
-			 * list, drained after its submitter's kick.
+			 * More may wait (a probe leaves them all to the worker's
+			 * cut); or the hint's item is not in line yet.
 			 */
-			if (w->batch.nr == p->max_batch || (!w->batch.nr && !td_input_empty(d)))
+			if ((w ? nr == p->max_batch : nr) || (!nr && td_urgent_may_come(d)))
 				WRITE_ONCE(d->urgent, 1);
-			if (!w->batch.nr)
-				return false;
+			if (!nr || !w)
+				return nr;
 		} else {
 			td_throttle_end(d, now);
 			if (!w)

@@ -104,6 +104,7 @@ struct tdispatch {
 	 * max_delayed; td_delayed_sync() keeps it exact under ->lock.
 	 */
 	atomic_t delayed_total;
+	atomic_t items_round;		/* items between td_item_ended() and td_item_again() */
 	unsigned int delayed_drained;	/* drained since the last sync */
 	unsigned int delayed_seen;	/* nr_delayed at the last sync */
 	/* Periodic registrations (periodic_run.c), under ->lock. */

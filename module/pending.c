@@ -397,6 +397,8 @@ static unsigned int td_pending_cut_line(struct td_pending *p, ktime_t now, unsig
 		}
 		if (t->state == TD_TASK_WAITING || (urgent && !td_task_urgent(t)))
 			continue;
+		if (!batch)
+			return 1;	/* td_pending_urgent_waits(): found one */
 		td_pending_fly(p, t);
 		batch[n++] = t;
 	}
@@ -444,6 +446,20 @@ unsigned int td_pending_cut_urgent(struct td_pending *p, ktime_t now, unsigned i
 	return td_pending_cut_line(p, now, max, batch, reap, true);
 }
 EXPORT_SYMBOL_IF_KUNIT(td_pending_cut_urgent);
+
+/**
+ * td_pending_urgent_waits() - would td_pending_cut_urgent() take a task?
+ * @p: the pending set
+ * @now: the current time
+ * @reap: where expired tasks met on the way are put
+ *
+ * Return: true if an urgent item waits that is not behind its id.
+ */
+bool td_pending_urgent_waits(struct td_pending *p, ktime_t now, struct list_head *reap)
+{
+	return td_pending_cut_line(p, now, 1, NULL, reap, true);
+}
+EXPORT_SYMBOL_IF_KUNIT(td_pending_urgent_waits);
 
 /**
  * td_pending_take() - take the pending task of one id, as td_pending_cut()

@@ -163,6 +163,7 @@ unsigned int td_pending_cut(struct td_pending *p, ktime_t now, unsigned int max,
 			    struct tdispatch_task **batch, struct list_head *reap);
 unsigned int td_pending_cut_urgent(struct td_pending *p, ktime_t now, unsigned int max,
 				   struct tdispatch_task **batch, struct list_head *reap);
+bool td_pending_urgent_waits(struct td_pending *p, ktime_t now, struct list_head *reap);
 struct tdispatch_task *td_pending_take(struct td_pending *p, u64 id, ktime_t now,
 				       struct list_head *reap);
 void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,

@@ -417,9 +417,10 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
 	}
 	/*
 	 * Before destroy can go on: it waits for preemption to come back on.
-	 * An item urgent already had its hint given.
+	 * An item urgent already had its hint given, unless it did not wait
+	 * (tdispatch_item_make_urgent()).
 	 */
-	if (urgent && !(merge && (old & TD_ITEM_URGENT)))
+	if ((new & TD_ITEM_URGENT) && !(merge && (old & TD_ITEM_URGENT)))
 		td_urgent_kick(d);
 	preempt_enable();
 	return 0;
@@ -477,23 +478,25 @@ int tdispatch_submit_item_urgent(struct tdispatch *d, struct tdispatch_item *it)
 EXPORT_SYMBOL_GPL(tdispatch_submit_item_urgent);
 
 /**
- * tdispatch_item_make_urgent() - make an item that waits urgent
- * @d: the dispatcher it was submitted to
+ * tdispatch_item_make_urgent() - make an item urgent without submitting it
+ * @d: the dispatcher it is submitted to
  * @it: the item
  *
  * If @it waits to be processed (submitted and in no batch yet, or
  * submitted again while processed), it becomes urgent, as
- * tdispatch_submit_item_urgent() would make it.  Otherwise nothing
- * happens: unlike a submission, this never makes the item run again.  For
- * an owner that submits an item once for each state it tracks (the link
- * watch's pending bit, which holds a reference to the device) and learns
- * of the urgency after.  Not counted as a submission.
+ * tdispatch_submit_item_urgent() would make it.  If not (idle, or in a
+ * batch), it is marked so that its next submission is urgent, whatever
+ * call makes it.  Unlike a submission, this never makes the item run.
+ * For an owner that submits an item once for each state it tracks (the
+ * link watch's pending bit, which holds a reference to the device) and
+ * may learn of the urgency from another CPU before that submission is
+ * made.  Not counted as a submission.
  *
  * Any context, hard irq included.  Racing tdispatch_destroy(): as for
  * tdispatch_submit().
  *
- * Return: true if @it waits and is urgent; false if it does not wait
- * (idle, or in a batch), or tdispatch_destroy() has begun.
+ * Return: true if @it waits and is urgent; false if it does not wait, or
+ * tdispatch_destroy() has begun.
  */
 bool tdispatch_item_make_urgent(struct tdispatch *d, struct tdispatch_item *it)
 {
@@ -505,15 +508,14 @@ bool tdispatch_item_make_urgent(struct tdispatch *d, struct tdispatch_item *it)
 		goto out;
 	old = READ_ONCE(it->task.item_state);
 	do {
-		st = old & ~TD_ITEM_URGENT;
-		if (st != TD_ITEM_QUEUED && st != TD_ITEM_AGAIN)
-			goto out;
-		waits = true;
 		if (old & TD_ITEM_URGENT)
-			goto out;	/* its hint was given */
+			break;
 	} while (!try_cmpxchg(&it->task.item_state, &old, old | TD_ITEM_URGENT));
-	/* Before destroy can go on, as in td_submit_item(). */
-	td_urgent_kick(d);
+	st = old & ~TD_ITEM_URGENT;
+	waits = st == TD_ITEM_QUEUED || st == TD_ITEM_AGAIN;
+	/* Its hint, unless it was urgent already; before destroy can go on. */
+	if (waits && !(old & TD_ITEM_URGENT))
+		td_urgent_kick(d);
 out:
 	preempt_enable();
 	return waits;
@@ -574,15 +576,19 @@ void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t)
  * touched again here, so ->release() may let its object go, as a work
  * function may free its work_struct.  Return true if it goes round.
  */
-bool td_item_ended(struct tdispatch_task *t)
+bool td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
 {
 	u16 old = READ_ONCE(t->item_state), new;
 
+	/* An urgent mark made while it ran stays for its next submission. */
 	do {
-		new = (old & ~TD_ITEM_URGENT) == TD_ITEM_AGAIN ?
-		      TD_ITEM_QUEUED | (old & TD_ITEM_URGENT) : TD_ITEM_IDLE;
+		new = ((old & ~TD_ITEM_URGENT) == TD_ITEM_AGAIN ? TD_ITEM_QUEUED : TD_ITEM_IDLE) |
+		      (old & TD_ITEM_URGENT);
 	} while (!try_cmpxchg(&t->item_state, &old, new));
-	return new != TD_ITEM_IDLE;
+	if ((new & ~TD_ITEM_URGENT) == TD_ITEM_IDLE)
+		return false;
+	atomic_inc(&d->items_round);
+	return true;
 }
 
 /*
@@ -592,15 +598,22 @@ bool td_item_ended(struct tdispatch_task *t)
  */
 void td_item_again(struct tdispatch *d, struct tdispatch_task *t)
 {
+	/*
+	 * Read before the push: once in line, it may be processed and its
+	 * object freed.  An urgent submission after the read finds the
+	 * cutters setting the hint again until the count is down (see
+	 * td_urgent_may_come()).
+	 */
+	bool urgent = READ_ONCE(t->item_state) & TD_ITEM_URGENT;
+
 	td_item_prepare(t);
 	preempt_disable();
 	td_input_push(d, this_cpu_ptr(d->input), t, false, NULL);
 	preempt_enable();
-	/*
-	 * Its urgent submission's hint may have been spent while it ran; read
-	 * after the push, so that a later one's kick finds it.
-	 */
-	if (READ_ONCE(t->item_state) & TD_ITEM_URGENT)
+	/* After the push, a full barrier. */
+	atomic_dec(&d->items_round);
+	/* Its urgent submission's hint may have been spent while it ran. */
+	if (urgent)
 		td_urgent_kick(d);
 }
 

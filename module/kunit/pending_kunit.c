@@ -513,7 +513,10 @@ static void td_test_take_one_id(struct kunit *test)
 					  [TDISPATCH_OUTCOME_DONE] = 1));
 }
 
-/* Urgent items from anywhere in line, oldest first, none waiting behind its id. */
+/*
+ * Urgent items from anywhere in line, oldest first, none waiting behind its
+ * id; td_pending_urgent_waits() says whether there is one.
+ */
 static void td_test_cut_urgent(struct kunit *test)
 {
 	struct td_kunit *k = td_setup(test, 8, 2);
@@ -526,10 +529,12 @@ static void td_test_cut_urgent(struct kunit *test)
 		t[i]->flags |= TD_TASK_ITEM;
 		t[i]->item_state = TD_ITEM_QUEUED | (i % 2 ? 0 : TD_ITEM_URGENT);
 	}
+	KUNIT_EXPECT_TRUE(test, td_pending_urgent_waits(&k->p, 200, &k->reap));
 	b.nr = td_pending_cut_urgent(&k->p, 200, 8, b.tasks, &k->reap);
 	td_check(k);
 	td_expect_ids(k, b.tasks, b.nr, TD_IDS(2, 4));
 	td_expect_order(k, TD_IDS(1, 3, 5));
+	KUNIT_EXPECT_FALSE(test, td_pending_urgent_waits(&k->p, 200, &k->reap));
 	KUNIT_EXPECT_EQ(test, td_pending_cut_urgent(&k->p, 200, 8, b.tasks + b.nr, &k->reap), 0);
 	td_complete(k, &b, TDISPATCH_OUTCOME_DONE);
 	td_pending_cancel_all(&k->p, &k->reap);

@@ -407,7 +407,8 @@ static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
  * Urgent items pass a rate limit that holds the line back: at one batch a
  * second, with the first batch's token spent, the urgent ones (one found
  * waiting, one new) go next, alone, ahead of older ones, and take no token.
- * tdispatch_item_make_urgent() changes only an item that waits.
+ * tdispatch_item_make_urgent() makes one that waits urgent, and one that
+ * does not urgent when next submitted.
  */
 static void test_urgent_items_pass_the_rate_limit(struct tcase *t)
 {
@@ -434,24 +435,25 @@ static void test_urgent_items_pass_the_rate_limit(struct tcase *t)
 	/* The one worker holds the first batch and its token. */
 	for (i = 1; i < 8; i++)
 		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
-	/* Made urgent only where it waits: in flight or idle, it is not run. */
-	T_EXPECT(t, !tdispatch_item_make_urgent(r->d, &it[0]));
+	/* Made urgent where it waits; idle, it is not run, but marked. */
+	T_EXPECT(t, tdispatch_item_make_urgent(r->d, &it[6]));
+	T_EXPECT(t, tdispatch_item_make_urgent(r->d, &it[6]));
 	T_EXPECT(t, !tdispatch_item_make_urgent(r->d, &it[8]));
-	T_EXPECT(t, tdispatch_item_make_urgent(r->d, &it[6]));
-	T_EXPECT(t, tdispatch_item_make_urgent(r->d, &it[6]));
 	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[6]), 0);
+	/* Its next submission, whatever the call, is urgent. */
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[8]), 0);
 	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[9]), 0);
 	complete(&r->gate);
-	if (rec_wait_released(t, r, 9)) {
+	if (rec_wait_released(t, r, 10)) {
 		T_EXPECT_EQ(t, r->nr_rec, 4);
-		T_EXPECT_EQ(t, r->rec[1].nr, 2);
+		T_EXPECT_EQ(t, r->rec[1].nr, 3);
 		T_EXPECT_EQ(t, r->rec[1].first_id, 6);
 		T_EXPECT_EQ(t, r->rec[2].first_id, 1);
 		T_EXPECT(t, ktime_ms_delta(r->rec[2].start, r->rec[1].start) >= 500);
 	}
 out:
 	complete(&r->gate);
-	item_finish(t, r, 1, 9);
+	item_finish(t, r, 1, 10);
 	for (i = 0; i < 10; i++)
 		T_EXPECT_EQ(t, READ_ONCE(it[i].task.item_state), 0);
 	kfree(it);

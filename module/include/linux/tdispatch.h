@@ -229,7 +229,8 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t);
  *	batch only once it holds the lock, so no task waits for it in a batch
  *	already cut.  Code that holds that lock may run batches itself with
  *	tdispatch_run_now() and tdispatch_run_id(), which do not call @lock,
- *	so ->process() always runs under it.  May sleep.
+ *	so ->process() always runs under it; not tdispatch_destroy(), which
+ *	waits for workers that may wait for the lock.  May sleep.
  * @unlock: releases what @lock took.
  */
 struct tdispatch_ops {
