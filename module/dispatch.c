@@ -51,7 +51,7 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 		if (t->flags & TD_TASK_PERIODIC) {
 			td_periodic_run_reaped(d, t);
 		} else if (t->flags & TD_TASK_ITEM) {
-			bool again = td_item_ended(d, t);
+			bool again = td_item_ended(d, t, outcome);
 
 			d->ops->release(d, t, outcome);
 			if (again)
@@ -191,7 +191,7 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			 * More may wait (a probe leaves them all to the worker's
 			 * cut); or the hint's item is not in line yet.
 			 */
-			if ((w ? nr == p->max_batch : nr) || (!nr && td_urgent_may_come(d)))
+			if ((w ? nr == p->max_batch : nr) || td_urgent_may_come(d))
 				WRITE_ONCE(d->urgent, 1);
 			if (!nr || !w)
 				return nr;

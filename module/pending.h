@@ -91,7 +91,8 @@ enum td_item_state {
 
 /*
  * Or'ed into QUEUED or AGAIN by tdispatch_submit_item_urgent(): past the
- * rate limit; a batch cut clears it with INFLIGHT.
+ * rate limit; a batch cut clears it with INFLIGHT.  tdispatch_item_make_urgent()
+ * may set it in IDLE or INFLIGHT too, for the next submission.
  */
 #define TD_ITEM_URGENT	0x8000
 

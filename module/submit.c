@@ -401,8 +401,10 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
 	do {
 		st = old & ~TD_ITEM_URGENT;
 		merge = st == TD_ITEM_QUEUED || st == TD_ITEM_AGAIN;
-		if (merge && (old & urgent) == urgent)
+		if (merge && (old & urgent) == urgent) {
+			new = old;	/* nothing to change */
 			break;
+		}
 		new = (merge ? st : st == TD_ITEM_IDLE ? TD_ITEM_QUEUED : TD_ITEM_AGAIN) |
 		      (old & TD_ITEM_URGENT) | urgent;
 	} while (!try_cmpxchg(&it->task.item_state, &old, new));
@@ -490,7 +492,8 @@ EXPORT_SYMBOL_GPL(tdispatch_submit_item_urgent);
  * For an owner that submits an item once for each state it tracks (the
  * link watch's pending bit, which holds a reference to the device) and
  * may learn of the urgency from another CPU before that submission is
- * made.  Not counted as a submission.
+ * made.  Not counted as a submission.  The object must be alive, as for a
+ * submission.
  *
  * Any context, hard irq included.  Racing tdispatch_destroy(): as for
  * tdispatch_submit().
@@ -576,18 +579,26 @@ void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t)
  * touched again here, so ->release() may let its object go, as a work
  * function may free its work_struct.  Return true if it goes round.
  */
-bool td_item_ended(struct tdispatch *d, struct tdispatch_task *t)
+bool td_item_ended(struct tdispatch *d, struct tdispatch_task *t,
+		   enum tdispatch_outcome outcome)
 {
 	u16 old = READ_ONCE(t->item_state), new;
+	bool again;
 
-	/* An urgent mark made while it ran stays for its next submission. */
+	/*
+	 * An urgent mark made while it ran stays for its next submission,
+	 * unless it ended unprocessed: then the mark was its own.
+	 */
 	do {
-		new = ((old & ~TD_ITEM_URGENT) == TD_ITEM_AGAIN ? TD_ITEM_QUEUED : TD_ITEM_IDLE) |
-		      (old & TD_ITEM_URGENT);
+		again = (old & ~TD_ITEM_URGENT) == TD_ITEM_AGAIN;
+		new = again ? TD_ITEM_QUEUED | (old & TD_ITEM_URGENT) :
+		      outcome == TDISPATCH_OUTCOME_DONE ? old & TD_ITEM_URGENT : TD_ITEM_IDLE;
 	} while (!try_cmpxchg(&t->item_state, &old, new));
-	if ((new & ~TD_ITEM_URGENT) == TD_ITEM_IDLE)
+	if (!again)
 		return false;
 	atomic_inc(&d->items_round);
+	/* Counted before td_item_again() reads the state: see td_urgent_may_come(). */
+	smp_mb__after_atomic();
 	return true;
 }
 

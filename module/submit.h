@@ -55,7 +55,8 @@ bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
 void td_items_inflight(struct tdispatch_batch *b);
 void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t);
-bool td_item_ended(struct tdispatch *d, struct tdispatch_task *t);
+bool td_item_ended(struct tdispatch *d, struct tdispatch_task *t,
+		   enum tdispatch_outcome outcome);
 void td_item_again(struct tdispatch *d, struct tdispatch_task *t);
 
 #endif /* _TDISPATCH_SUBMIT_H */
