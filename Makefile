@@ -14,6 +14,8 @@
 #   make bench BENCH_ARGS="reps=1"  with module parameters for every benchmark
 #   make bench BENCH_ONLY=td_timer_bench   only those benchmarks (module names, tdbench)
 #   make bench BENCH_BEFORE=<rev>   tdbench against that revision's module, same boot
+#   make bench BENCH_ONLY=linkwatch   only the link watch, mainline's against the
+#                        converted one (scripts/linkbench.sh; LINKBENCH_BOOTS, _ROUNDS, _STORM)
 #   make fuzz            run the ioctl fuzzer alone in a VM (KERNEL=6.12 SEED= CALLS=)
 #   make demo            boot the VM with the module and show it working
 #   make vm              boot the VM with the module and give a shell
@@ -74,11 +76,22 @@ patches:
 	scripts/deps.sh
 	PATCHES_BUILD="$(PATCHES_BUILD)" scripts/patches.sh
 
+# The link watch's rounds (linkwatch) run unless BENCH_ONLY leaves them out.
 bench:
 	scripts/deps.sh
-	BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" BENCH_ONLY="$(BENCH_ONLY)" \
+	rc=0; \
+	if [ "$(strip $(BENCH_ONLY))" != linkwatch ]; then \
+		BENCH_KERNEL="$(BENCH_KERNEL)" BENCH_ARGS="$(BENCH_ARGS)" \
+		BENCH_ONLY="$(filter-out linkwatch,$(BENCH_ONLY))" \
 		BENCH_BEFORE="$(BENCH_BEFORE)" BENCH_AB_ROUNDS="$(BENCH_AB_ROUNDS)" \
-		BENCH_PERF="$(BENCH_PERF)" scripts/bench.sh
+		BENCH_PERF="$(BENCH_PERF)" scripts/bench.sh || rc=$$?; \
+	fi; \
+	case " $(BENCH_ONLY) " in \
+	"  " | *" linkwatch "*) LINKBENCH_BOOTS="$(LINKBENCH_BOOTS)" \
+		LINKBENCH_ROUNDS="$(LINKBENCH_ROUNDS)" LINKBENCH_STORM="$(LINKBENCH_STORM)" \
+		scripts/linkbench.sh || rc=$$?;; \
+	esac; \
+	exit $$rc
 
 fuzz:
 	KERNEL="$(KERNEL)" SEED="$(SEED)" CALLS="$(CALLS)" scripts/fuzz.sh

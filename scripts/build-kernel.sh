@@ -7,6 +7,11 @@
 #                            in, KUnit too), and its kselftests built and
 #                            installed, through the kernel's own Makefiles,
 #                            in <build directory>/kselftest
+#   build-kernel.sh lw-mainline, lw-tdispatch
+#                            the link watch benchmark's pair: no debug
+#                            options (scripts/linkwatch.config), tdispatch
+#                            built in; the series' first patch alone, or
+#                            the whole series (the link watch converted)
 # The result is cached under $TD_CACHE keyed by the fragments' (and the
 # series') hash and the source version, so a fresh clone reuses it and only
 # a change to any of them rebuilds.
@@ -32,8 +37,19 @@ intree)
 	key=$( (sha256sum <"$frag"; td_series_key "$series") | sha256sum | cut -c1-12)
 	out=$TD_CACHE/intree-$ver-$key
 	;;
+lw-mainline | lw-tdispatch)
+	series=$TD_BUILD/$kind/series
+	rm -rf "$series"
+	python3 "$TD_TOP/scripts/patches.py" "$src" "$series" >&2 ||
+		td_die "cannot generate the series"
+	# The mainline link watch: the conversion's patch left out.
+	[ "$kind" = lw-tdispatch ] || rm "$series"/0002-*.patch
+	frag=$TD_TOP/scripts/linkwatch.config
+	key=$( (sha256sum <"$frag"; td_series_key "$series") | sha256sum | cut -c1-12)
+	out=$TD_CACHE/$kind-$ver-$key
+	;;
 *)
-	td_die "build-kernel.sh: unknown kernel '$kind' (debug or intree)"
+	td_die "build-kernel.sh: unknown kernel '$kind' (debug, intree, lw-mainline or lw-tdispatch)"
 	;;
 esac
 
@@ -48,10 +64,12 @@ fi
 
 rm -rf "$out"
 mkdir -p "$out"
-if [ "$kind" = intree ]; then
+case $kind in
+intree | lw-*)
 	td_patched_tree "$series" "$out.src"
 	src=$out.src
-fi
+	;;
+esac
 td_log "building $kind kernel $ver ($key) in $out"
 start=$(date +%s)
 make -s -C "$src" O="$out" ARCH=x86_64 tinyconfig >&2
@@ -68,7 +86,7 @@ while IFS= read -r line; do
 		echo x
 	fi
 done | grep -q x && missing=1
-[ "$missing" = 0 ] || td_die "debug kernel config is incomplete"
+[ "$missing" = 0 ] || td_die "$kind kernel config is incomplete"
 
 make -s -C "$src" O="$out" ARCH=x86_64 -j"$(nproc)" >&2
 if [ "$kind" = intree ]; then
@@ -79,8 +97,8 @@ if [ "$kind" = intree ]; then
 		KHDR_INCLUDES="-isystem $out/usr/include" USERCFLAGS=-Werror \
 		USERLDFLAGS=-static KSFT_INSTALL_PATH="$out/kselftest" install >&2 ||
 		td_die "the in-tree kselftests failed to build"
-	rm -rf "$src"
 fi
+[ "$kind" = debug ] || rm -rf "$src"
 touch "$out/.built"
 td_log "$kind kernel built in $(( $(date +%s) - start ))s"
 # Kernels built from an older fragment are dead weight (gigabytes each).

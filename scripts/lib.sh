@@ -70,7 +70,7 @@ td_died_before_init() {
 # against (for intree, the build directory, with the kselftests in it).
 td_kernel() {
 	case "$1" in
-	debug | intree)
+	debug | intree | lw-mainline | lw-tdispatch)
 		td_kdir=$("$TD_TOP/scripts/build-kernel.sh" "$1") || exit 1
 		td_kimg=$td_kdir/arch/x86/boot/bzImage
 		;;

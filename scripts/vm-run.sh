@@ -30,7 +30,7 @@ set -- qemu-system-x86_64 -accel "tcg,thread=${VM_TCG:-single}" -smp 2 -m 2G -no
 [ -n "${VM_CPU:-}" ] && set -- "$@" -cpu "$VM_CPU"
 
 case "$mode" in
-check|planted|bench|fuzz|intree)
+check|planted|bench|fuzz|intree|linkbench)
 	mkdir -p "$logdir"
 	rm -f "$logdir/console.log" "$logdir/results.log" "$logdir/stall"
 	start=$(date +%s)
