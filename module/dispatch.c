@@ -318,6 +318,16 @@ int td_acceptor_fn(void *arg)
 			} else if (ktime_before(next, within)) {
 				room = td_pending_gather_room(&d->pending, d->cfg.max_input, false);
 			}
+		} else if (!d->pending.flush && d->throttled_since && d->free_workers &&
+			   next != KTIME_MAX) {
+			/*
+			 * Throttled with no window, a worker free: nothing goes
+			 * before the next token, by which we wake (@next), but
+			 * urgent items, which kick us, so input gathers till then,
+			 * tasks up to a room a CPU.  With no worker free, the one
+			 * that ends a batch kicks us only if something waits.
+			 */
+			room = td_pending_gather_room(&d->pending, d->cfg.max_input, true);
 		}
 		td_delayed_sync(d);
 		mutex_unlock(&d->lock);

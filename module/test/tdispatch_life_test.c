@@ -281,6 +281,27 @@ static void test_rate_in_batches_paces_whole_batches(struct tcase *t)
 }
 
 /*
+ * A recorder for @cfg and @n items, with ids 0 to @n - 1, in *@itp, which
+ * the caller frees; NULL if either could not be had.
+ */
+static struct recorder *items_start(struct tcase *t, const struct tdispatch_config *cfg,
+				    unsigned int n, struct tdispatch_item **itp)
+{
+	struct tdispatch_item *it = kcalloc(n, sizeof(*it), GFP_KERNEL);
+	struct recorder *r = it ? rec_start(t, cfg) : NULL;
+	unsigned int i;
+
+	if (!r) {
+		kfree(it);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		tdispatch_item_init(&it[i], i, NULL);
+	*itp = it;
+	return r;
+}
+
+/*
  * Drain and destroy: every item submission was released once, unless it
  * merged into one waiting; @done of them were processed.
  */
@@ -375,14 +396,9 @@ static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
 
 	cfg.max_batch = 64;
 	cfg.max_delay_ns = 10 * NSEC_PER_SEC;	/* they wait: nothing is cut */
-	it = kcalloc(16, sizeof(*it), GFP_KERNEL);
-	r = it ? rec_start(t, &cfg) : NULL;
-	if (!r) {
-		kfree(it);
+	r = items_start(t, &cfg, 16, &it);
+	if (!r)
 		return;
-	}
-	for (i = 0; i < 16; i++)
-		tdispatch_item_init(&it[i], i, NULL);
 	for (round = 0; round < 3; round++)
 		for (i = 0; i < 16; i++)
 			T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
@@ -420,14 +436,9 @@ static void test_urgent_items_pass_the_rate_limit(struct tcase *t)
 	cfg.max_batch = 4;
 	cfg.rate = 1;
 	cfg.flags = TDISPATCH_RATE_BATCHES;
-	it = kcalloc(10, sizeof(*it), GFP_KERNEL);
-	r = it ? rec_start(t, &cfg) : NULL;
-	if (!r) {
-		kfree(it);
+	r = items_start(t, &cfg, 10, &it);
+	if (!r)
 		return;
-	}
-	for (i = 0; i < 10; i++)
-		tdispatch_item_init(&it[i], i, NULL);
 	r->gated = true;
 	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[0]), 0);
 	if (!T_EXPECT(t, wait_for_completion_timeout(&r->entered, WAIT_LIMIT)))
@@ -456,6 +467,67 @@ out:
 	item_finish(t, r, 1, 10);
 	for (i = 0; i < 10; i++)
 		T_EXPECT_EQ(t, READ_ONCE(it[i].task.item_state), 0);
+	kfree(it);
+}
+
+/*
+ * Throttled with no window, a dispatcher is woken by no submission of an
+ * item: with the token spent, the acceptor sleeps until the next one, and
+ * input gathers meanwhile (the link watch's case: carrier events at any
+ * rate, one pass a second).  The submissions are paced 10 ms apart, so
+ * that each one, had it woken the acceptor, would have been drained
+ * before the next came to an empty input list.  An urgent pass between
+ * tokens leaves the acceptor as it found it.
+ */
+static void test_throttled_input_wakes_no_one(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct tdispatch_item *it;
+	struct recorder *r;
+	unsigned int i;
+	u64 wakeups;
+
+	cfg.max_batch = 8;
+	cfg.rate = 1;
+	cfg.flags = TDISPATCH_RATE_BATCHES;
+	r = items_start(t, &cfg, 9, &it);
+	if (!r)
+		return;
+	/* The first batch spends the token. */
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[0]), 0);
+	i = 1;
+	if (!rec_wait_released(t, r, 1))
+		goto out;
+	tdispatch_get_stats(r->d, &st);
+	wakeups = st.wakeups;
+	for (; i < 9; i++) {
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
+		usleep_range(10000, 11000);
+	}
+	/*
+	 * The first wakes it, to find the line throttled; one more may come
+	 * between its unlock and its going to sleep.
+	 */
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT(t, st.wakeups - wakeups <= 2);
+	if (!rec_wait_released(t, r, 9))
+		goto out;
+	T_EXPECT_EQ(t, r->nr_rec, 2);
+	T_EXPECT_EQ(t, r->rec[1].nr, 8);
+	/*
+	 * An urgent pass past the limit leaves nothing waiting; what comes
+	 * after it must still wake the acceptor, or wait for the next token.
+	 */
+	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[0]), 0);
+	if (!rec_wait_released(t, r, 10))
+		goto out;
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[1]), 0);
+	i += 2;
+	if (rec_wait_released(t, r, 11))
+		T_EXPECT_EQ(t, r->rec[3].first_id, 1);
+out:
+	item_finish(t, r, 0, i);
 	kfree(it);
 }
 
@@ -647,6 +719,7 @@ static const struct td_case cases[] = {
 	CASE(rate_limit_paces_batches),
 	CASE(rate_in_batches_paces_whole_batches),
 	CASE(urgent_items_pass_the_rate_limit),
+	CASE(throttled_input_wakes_no_one),
 };
 
 static int __init tdispatch_life_test_init(void)
