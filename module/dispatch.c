@@ -279,11 +279,12 @@ int td_acceptor_fn(void *arg)
 
 	while (!kthread_should_stop()) {
 		unsigned int room = 0, bits, want;
+		ktime_t now, next, cut_next;
 		bool idle, resize;
-		ktime_t now, next;
 		LIST_HEAD(reap);
 
-		WRITE_ONCE(d->kick, false);
+		/* Before the drain: a kick that follows a push is not lost. */
+		smp_store_mb(d->kick, false);
 		want = td_presize_ids(d);
 		mutex_lock(&d->lock);
 		now = ktime_get();
@@ -295,7 +296,8 @@ int td_acceptor_fn(void *arg)
 		resize = bits != d->pending.ids.bits;
 		next = min(td_periodic_run_due(d, now, &reap),
 			   td_pending_next_delayed(&d->pending));
-		next = min(next, td_dispatch_batches(d, now, &reap));
+		cut_next = td_dispatch_batches(d, now, &reap);
+		next = min(next, cut_next);
 		idle = td_idle(d);
 		if (idle)
 			WRITE_ONCE(d->idle_seq, d->idle_seq + 1);
@@ -318,14 +320,17 @@ int td_acceptor_fn(void *arg)
 			} else if (ktime_before(next, within)) {
 				room = td_pending_gather_room(&d->pending, d->cfg.max_input, false);
 			}
-		} else if (!d->pending.flush && d->throttled_since && d->free_workers &&
-			   next != KTIME_MAX) {
+		} else if (!d->pending.flush && d->throttled_since && cut_next != KTIME_MAX &&
+			   !READ_ONCE(d->urgent)) {
 			/*
-			 * Throttled with no window, a worker free: nothing goes
-			 * before the next token, by which we wake (@next), but
-			 * urgent items, which kick us, so input gathers till then,
-			 * tasks up to a room a CPU.  With no worker free, the one
-			 * that ends a batch kicks us only if something waits.
+			 * Throttled with no window, the rate limit having held a
+			 * batch back for a free worker: nothing goes before the
+			 * next token, by which we wake (@cut_next), but urgent
+			 * items, which kick us, so input gathers till then, tasks
+			 * up to a room a CPU.  Not when a worker was claimed (it
+			 * kicks us only if something waits when its batch ends),
+			 * nor while the urgent hint is kept: an urgent item going
+			 * round again is pushed without a kick.
 			 */
 			room = td_pending_gather_room(&d->pending, d->cfg.max_input, true);
 		}

@@ -116,7 +116,9 @@ static void td_wake_for_input(struct tdispatch *d)
  * if it must look.  llist_add() is a full barrier: either the acceptor,
  * which clears ->wake_room before it looks at the lists, sees the task,
  * or we see ->wake_room clear and wake it.  @counted: @t is counted in
- * ->added, which gives this CPU's undrained tasks.  With @v, a wake-up is
+ * ->added, which gives this CPU's undrained tasks; with a room, those at or
+ * past it wake the acceptor (an interrupt's submission may have counted
+ * between our count and our look).  With @v, a wake-up is
  * owed to td_vec_flush() instead, unless this CPU's input is full: the
  * next task would be refused before the flush.
  */
@@ -126,7 +128,7 @@ static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdisp
 	bool first = llist_add(&t->input, &in->list);
 	unsigned int room = READ_ONCE(d->wake_room);
 	unsigned long undrained = this_cpu_read(d->input->added) - READ_ONCE(in->drained);
-	bool wake = room ? counted && undrained == room : first;
+	bool wake = room ? counted && undrained >= room : first;
 
 	if (!counted)
 		this_cpu_inc(d->input->items_pushed);

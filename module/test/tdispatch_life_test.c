@@ -474,10 +474,11 @@ out:
  * Throttled with no window, a dispatcher is woken by no submission of an
  * item: with the token spent, the acceptor sleeps until the next one, and
  * input gathers meanwhile (the link watch's case: carrier events at any
- * rate, one pass a second).  The submissions are paced 10 ms apart, so
- * that each one, had it woken the acceptor, would have been drained
- * before the next came to an empty input list.  An urgent pass between
- * tokens leaves the acceptor as it found it.
+ * rate, one pass a second).  The submissions are paced 20 ms apart, so
+ * that each one, had it woken the acceptor, would most likely have been
+ * drained before the next came to an empty input list: eight would wake
+ * it about eight times.  An urgent pass between tokens leaves the
+ * acceptor as it found it.
  */
 static void test_throttled_input_wakes_no_one(struct tcase *t)
 {
@@ -503,14 +504,14 @@ static void test_throttled_input_wakes_no_one(struct tcase *t)
 	wakeups = st.wakeups;
 	for (; i < 9; i++) {
 		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
-		usleep_range(10000, 11000);
+		usleep_range(20000, 21000);
 	}
 	/*
-	 * The first wakes it, to find the line throttled; one more may come
-	 * between its unlock and its going to sleep.
+	 * The first wakes it, to find the line throttled; a few more may
+	 * come before it goes to sleep for the token, on a slow machine.
 	 */
 	tdispatch_get_stats(r->d, &st);
-	T_EXPECT(t, st.wakeups - wakeups <= 2);
+	T_EXPECT(t, st.wakeups - wakeups <= 4);
 	if (!rec_wait_released(t, r, 9))
 		goto out;
 	T_EXPECT_EQ(t, r->nr_rec, 2);
@@ -520,10 +521,11 @@ static void test_throttled_input_wakes_no_one(struct tcase *t)
 	 * after it must still wake the acceptor, or wait for the next token.
 	 */
 	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[0]), 0);
+	i++;
 	if (!rec_wait_released(t, r, 10))
 		goto out;
 	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[1]), 0);
-	i += 2;
+	i++;
 	if (rec_wait_released(t, r, 11))
 		T_EXPECT_EQ(t, r->rec[3].first_id, 1);
 out:

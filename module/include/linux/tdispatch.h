@@ -341,10 +341,12 @@ struct tdispatch_config {
  *	char device's lease expired or its worker closed the file).
  * @wakeups: times a submission woke the acceptor, or, with a max_delay_ns
  *	of 0, queued a worker to drain the input: only the first task on an
- *	empty per-CPU input list does.  While the rate limit holds due
- *	batches back, input gathers instead until the next token: items
- *	wake no one (an urgent one kicks the acceptor), tasks only once a
- *	batch's worth, at most max_input, waits on a CPU.
+ *	empty per-CPU input list does.  With no window, while the rate
+ *	limit holds a due batch back from a free worker, input gathers
+ *	instead until the next token: items wake no one (an urgent one
+ *	kicks the acceptor), tasks only once a batch's worth, at most
+ *	max_input, waits on a CPU.  With a window, input gathers so for
+ *	max_delay_ns (1 ms at most) whenever no batch can go.
  * @delayed: tasks waiting for their not-before time.
  * @periodic_runs: runs of periodic tasks submitted; counted in @accepted.
  * @exhausted: of @failed, the tasks that ended %TDISPATCH_OUTCOME_EXHAUSTED.
