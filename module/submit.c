@@ -114,8 +114,9 @@ static void td_wake_for_input(struct tdispatch *d)
 /*
  * Put @t on this CPU's input list (preemption off) and wake the acceptor
  * if it must look.  llist_add() is a full barrier: either the acceptor,
- * which clears ->wake_room before it looks at the lists, sees the task,
- * or we see ->wake_room clear and wake it.  @counted: @t is counted in
+ * which, going to sleep, writes ->wake_room before its last look at the
+ * lists (td_acceptor_sleep(); with a room it does not look, and wakes by
+ * itself), sees the task, or we see ->wake_room clear and wake it.  @counted: @t is counted in
  * ->added, which gives this CPU's undrained tasks; with a room, those at or
  * past it wake the acceptor (an interrupt's submission may have counted
  * between our count and our look).  With @v, a wake-up is
