@@ -708,6 +708,71 @@ static void test_lock_holder_reaches_a_task_a_worker_waits_for(struct tcase *t)
 	T_EXPECT_EQ(t, unlocked_batches, 0);
 }
 
+/*
+ * The same with ->lock, two workers and a delayed task: the acceptor
+ * claims a worker, which cuts under the lock, and the delayed task's time
+ * comes while the line is throttled.  The items gather as before, and the
+ * token takes them with the task, in one batch; an urgent item between
+ * tokens is processed, and one submitted after it waits for the token.
+ */
+static void test_throttled_locked_input_gathers_with_a_delayed_task(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct tdispatch_item *it;
+	struct recorder *r;
+	unsigned int n;
+	u64 wakeups;
+
+	cfg.max_batch = 8;
+	cfg.workers = 2;
+	cfg.rate = 1;
+	cfg.max_delayed = 4;
+	cfg.flags = TDISPATCH_RATE_BATCHES;
+	r = items_start(t, &cfg, 8, &it);
+	if (!r || !rec_restart_locked(t, r, &cfg)) {
+		kfree(it);
+		return;
+	}
+	/* The first batch spends the token. */
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[0]), 0);
+	n = 1;
+	if (!rec_wait_released(t, r, 1))
+		goto out;
+	tdispatch_get_stats(r->d, &st);
+	wakeups = st.wakeups;
+	T_EXPECT_EQ(t, tdispatch_submit_delayed(r->d, 100, NULL,
+						ktime_add_ms(ktime_get(), 50), KTIME_MAX,
+						GFP_KERNEL), 0);
+	n++;
+	for (; n < 9; n++) {
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[n - 1]), 0);
+		usleep_range(20000, 21000);
+	}
+	/* Eight submissions and a task's time: five wake-ups at most. */
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT(t, st.wakeups - wakeups <= 5);
+	if (!rec_wait_released(t, r, 9))
+		goto out;
+	T_EXPECT_EQ(t, r->nr_rec, 2);
+	T_EXPECT_EQ(t, r->rec[1].nr, 8);
+	T_EXPECT(t, ktime_ms_delta(r->rec[1].start, r->rec[0].start) >= 500);
+	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[0]), 0);
+	n++;
+	if (!rec_wait_released(t, r, 10))
+		goto out;
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[1]), 0);
+	n++;
+	if (rec_wait_released(t, r, 11)) {
+		T_EXPECT_EQ(t, r->rec[3].first_id, 1);
+		T_EXPECT(t, ktime_ms_delta(r->rec[3].start, r->rec[1].start) >= 500);
+	}
+out:
+	item_finish(t, r, 0, n);
+	T_EXPECT_EQ(t, unlocked_batches, 0);
+	kfree(it);
+}
+
 static const struct td_case cases[] = {
 	CASE(run_now_processes_in_the_callers_context),
 	CASE(lock_ops_hold_the_users_lock_around_a_batch),
@@ -722,6 +787,7 @@ static const struct td_case cases[] = {
 	CASE(rate_in_batches_paces_whole_batches),
 	CASE(urgent_items_pass_the_rate_limit),
 	CASE(throttled_input_wakes_no_one),
+	CASE(throttled_locked_input_gathers_with_a_delayed_task),
 };
 
 static int __init tdispatch_life_test_init(void)
