@@ -137,7 +137,8 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	/*
 	 * With ->lock, input goes to the acceptor, which queues a worker
 	 * only when a batch would go: a worker must take the lock before it
-	 * looks (td_locked_work()), and should not for nothing.
+	 * looks (td_locked_work()), and should not for nothing.  An urgent
+	 * item with no window queues one itself (td_urgent_kick()).
 	 */
 	d->direct = !cfg->max_delay_ns && !ops->lock;
 

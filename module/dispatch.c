@@ -176,7 +176,8 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			/*
 			 * Urgent items go past it, taking no tokens.  The hint is
 			 * cleared before the walk: a submitter sets it after its
-			 * item's bit, then kicks us (tdispatch_submit_item_urgent()).
+			 * item's bit, then kicks us, or with ->lock queues a
+			 * worker (td_urgent_kick()).
 			 */
 			if (!xchg(&d->urgent, 0))
 				return false;
@@ -326,7 +327,8 @@ int td_acceptor_fn(void *arg)
 			 * Throttled with no window, the rate limit having held a
 			 * batch back for a free worker: nothing goes before the
 			 * next token, by which we wake (@cut_next), but urgent
-			 * items, which kick us, so input gathers till then, tasks
+			 * items, which kick us or, with ->lock, queue a worker
+			 * (td_urgent_kick()), so input gathers till then, tasks
 			 * up to a room a CPU.  Not when a worker was claimed (it
 			 * kicks us only if something waits when its batch ends),
 			 * nor while the urgent hint is kept: an urgent item going
@@ -674,7 +676,9 @@ EXPORT_SYMBOL_GPL(tdispatch_run_id);
  * batch.
  *
  * With ->lock, the same, under it, whatever the window: such a worker
- * holds no batch before this, being free or claimed by the acceptor.
+ * holds no batch before this, being free, claimed by the acceptor, or
+ * queued for an urgent item (td_urgent_kick(); if it was busy, this run
+ * follows its batch).
  */
 static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 {

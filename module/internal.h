@@ -134,14 +134,4 @@ static inline void td_kick(struct tdispatch *d)
 	wake_up_process(d->acceptor);
 }
 
-/*
- * An urgent item waits: the hint, after the item's bit (ordered by the
- * caller's cmpxchg), then the acceptor looks; see td_cut_batch().
- */
-static inline void td_urgent_kick(struct tdispatch *d)
-{
-	WRITE_ONCE(d->urgent, 1);
-	td_kick(d);
-}
-
 #endif /* _TDISPATCH_INTERNAL_H */

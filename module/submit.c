@@ -91,24 +91,55 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t)
 }
 EXPORT_SYMBOL_GPL(tdispatch_task_not_before);
 
+/* A worker that looks free, else this CPU's. */
+static void td_queue_worker(struct tdispatch *d)
+{
+	/* A hint, read without the lock: any worker's work drains the input. */
+	u64 free = data_race(d->free_workers);
+
+	queue_work(d->wq, &d->workers[free ? __ffs64(free) :
+				   raw_smp_processor_id() % d->nr_workers].work);
+}
+
 /*
  * Input came to an empty list.  With no window, hand it straight to a
- * worker, as irq_work raises its one work: a worker's work drains the
- * input and cuts its own batch (td_batch_work()); a worker that looks
- * free, else this CPU's.  With a window, the acceptor gathers it.
+ * worker, as irq_work raises its one work: any worker's work drains the
+ * input and cuts its own batch (td_batch_work()).  With a window, the
+ * acceptor gathers it.
  */
 static void td_wake_for_input(struct tdispatch *d)
 {
-	u64 free;
-
-	if (!d->direct) {
+	if (d->direct)
+		td_queue_worker(d);
+	else
 		wake_up_process(d->acceptor);
-		return;
-	}
-	/* A hint, read without the lock: any worker's work drains the input. */
-	free = data_race(d->free_workers);
-	queue_work(d->wq, &d->workers[free ? __ffs64(free) :
-				   raw_smp_processor_id() % d->nr_workers].work);
+}
+
+/*
+ * With ->lock and no window, an urgent item's cutter is a worker queued
+ * for it: its work drains the input and cuts under the lock whoever
+ * queued it (td_locked_work()), as mainline's link watch queues its work
+ * for an urgent event; the acceptor's hop would start the batch later, by
+ * a wake-up and a walk of the line.  With a window, the item waits for it
+ * as any other, and a worker queued now would take the lock for nothing.
+ */
+static bool td_urgent_queues_worker(struct tdispatch *d)
+{
+	return d->ops->lock && !d->cfg.max_delay_ns;
+}
+
+/*
+ * An urgent item waits: the hint, after the item's bit (ordered by the
+ * caller's cmpxchg), then a cutter looks (td_cut_batch()): a worker, or
+ * the acceptor.
+ */
+static void td_urgent_kick(struct tdispatch *d)
+{
+	WRITE_ONCE(d->urgent, 1);
+	if (td_urgent_queues_worker(d))
+		td_queue_worker(d);
+	else
+		td_kick(d);
 }
 
 /*
@@ -121,15 +152,17 @@ static void td_wake_for_input(struct tdispatch *d)
  * past it wake the acceptor (an interrupt's submission may have counted
  * between our count and our look).  With @v, a wake-up is
  * owed to td_vec_flush() instead, unless this CPU's input is full: the
- * next task would be refused before the flush.
+ * next task would be refused before the flush.  With @queued, an urgent
+ * item's, the caller queues a worker next, which drains it
+ * (td_urgent_kick()): no wake-up.
  */
 static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdispatch_task *t,
-			  bool counted, struct td_vec *v)
+			  bool counted, struct td_vec *v, bool queued)
 {
 	bool first = llist_add(&t->input, &in->list);
 	unsigned int room = READ_ONCE(d->wake_room);
 	unsigned long undrained = this_cpu_read(d->input->added) - READ_ONCE(in->drained);
-	bool wake = room ? counted && undrained >= room : first;
+	bool wake = !queued && (room ? counted && undrained >= room : first);
 
 	if (!counted)
 		this_cpu_inc(d->input->items_pushed);
@@ -248,7 +281,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	/* Counted before it is visible, so drained never exceeds accepted. */
 	this_cpu_inc(d->input->added);
 	trace_tdispatch_submit(d, id);
-	td_input_push(d, in, t, true, v);
+	td_input_push(d, in, t, true, v, false);
 	preempt_enable();
 	return 0;
 
@@ -388,7 +421,7 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
 {
 	struct td_input *in;
 	u16 old, new, st;
-	bool merge;
+	bool merge, kick;
 
 	/* Orders the caller's stores before the state, as queue_work() does. */
 	smp_mb();
@@ -411,6 +444,11 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
 		new = (merge ? st : st == TD_ITEM_IDLE ? TD_ITEM_QUEUED : TD_ITEM_AGAIN) |
 		      (old & TD_ITEM_URGENT) | urgent;
 	} while (!try_cmpxchg(&it->task.item_state, &old, new));
+	/*
+	 * Its hint, unless it was urgent already and waits: it was given
+	 * (tdispatch_item_make_urgent() gives none to an item that does not).
+	 */
+	kick = (new & TD_ITEM_URGENT) && !(merge && (old & TD_ITEM_URGENT));
 	if (merge) {
 		/* Accepted before merged: see tdispatch_get_stats(). */
 		smp_wmb();
@@ -418,14 +456,10 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
 	} else if (st == TD_ITEM_IDLE) {
 		td_item_prepare(&it->task);
 		trace_tdispatch_submit(d, it->task.id);
-		td_input_push(d, in, &it->task, false, NULL);
+		td_input_push(d, in, &it->task, false, NULL, kick && td_urgent_queues_worker(d));
 	}
-	/*
-	 * Before destroy can go on: it waits for preemption to come back on.
-	 * An item urgent already had its hint given, unless it did not wait
-	 * (tdispatch_item_make_urgent()).
-	 */
-	if ((new & TD_ITEM_URGENT) && !(merge && (old & TD_ITEM_URGENT)))
+	/* Before destroy can go on: it waits for preemption to come back on. */
+	if (kick)
 		td_urgent_kick(d);
 	preempt_enable();
 	return 0;
@@ -468,7 +502,9 @@ EXPORT_SYMBOL_GPL(tdispatch_submit_item);
  * without tokens, as the link watch lets a carrier that comes up past its
  * one pass a second.  Found waiting, the item becomes urgent where it
  * waits.  A hold-off after a failed batch still applies.  Costs an atomic
- * read-modify-write and a wake-up of the acceptor.
+ * read-modify-write and a wake-up of the acceptor, or, with
+ * &tdispatch_ops.lock and a max_delay_ns of 0, a queue_work() of a
+ * worker, which takes the lock and cuts the batch.
  *
  * Any context, hard irq included.  Racing tdispatch_destroy(): as for
  * tdispatch_submit().
@@ -622,7 +658,8 @@ void td_item_again(struct tdispatch *d, struct tdispatch_task *t)
 
 	td_item_prepare(t);
 	preempt_disable();
-	td_input_push(d, this_cpu_ptr(d->input), t, false, NULL);
+	td_input_push(d, this_cpu_ptr(d->input), t, false, NULL,
+		      urgent && td_urgent_queues_worker(d));
 	preempt_enable();
 	/* After the push, a full barrier. */
 	atomic_dec(&d->items_round);

@@ -344,9 +344,10 @@ struct tdispatch_config {
  *	empty per-CPU input list does.  With no window, while the rate
  *	limit holds a due batch back from a free worker, input gathers
  *	instead until the next token: items wake no one (an urgent one
- *	kicks the acceptor), tasks only once a batch's worth, at most
- *	max_input, waits on a CPU.  With a window, input gathers so for
- *	max_delay_ns (1 ms at most) whenever no batch can go.
+ *	kicks the acceptor, or with &tdispatch_ops.lock queues a worker),
+ *	tasks only once a batch's worth, at most max_input, waits on a
+ *	CPU.  With a window, input gathers so for max_delay_ns (1 ms at
+ *	most) whenever no batch can go.
  * @delayed: tasks waiting for their not-before time.
  * @periodic_runs: runs of periodic tasks submitted; counted in @accepted.
  * @exhausted: of @failed, the tasks that ended %TDISPATCH_OUTCOME_EXHAUSTED.
