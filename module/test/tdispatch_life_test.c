@@ -718,8 +718,8 @@ static void test_lock_holder_reaches_a_task_a_worker_waits_for(struct tcase *t)
 static void test_throttled_locked_input_gathers_with_a_delayed_task(struct tcase *t)
 {
 	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_item *it = NULL;	/* items_start() frees its own */
 	struct tdispatch_stats st;
-	struct tdispatch_item *it;
 	struct recorder *r;
 	unsigned int n;
 	u64 wakeups;
@@ -773,6 +773,38 @@ out:
 	kfree(it);
 }
 
+/*
+ * With ->lock and no window, an urgent item queues a worker itself: its
+ * push wakes no acceptor (counted in @wakeups), where a plain item's,
+ * the first on an empty input list, does.
+ */
+static void test_urgent_item_with_lock_queues_a_worker(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_item *it = NULL;
+	struct tdispatch_stats st;
+	struct recorder *r;
+
+	r = items_start(t, &cfg, 2, &it);
+	if (!r || !rec_restart_locked(t, r, &cfg)) {
+		kfree(it);
+		return;
+	}
+	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[0]), 0);
+	if (rec_wait_released(t, r, 1)) {
+		tdispatch_get_stats(r->d, &st);
+		T_EXPECT_EQ(t, st.wakeups, 0);
+	}
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[1]), 0);
+	if (rec_wait_released(t, r, 2)) {
+		tdispatch_get_stats(r->d, &st);
+		T_EXPECT_EQ(t, st.wakeups, 1);
+	}
+	item_finish(t, r, 0, 2);
+	T_EXPECT_EQ(t, unlocked_batches, 0);
+	kfree(it);
+}
+
 static const struct td_case cases[] = {
 	CASE(run_now_processes_in_the_callers_context),
 	CASE(lock_ops_hold_the_users_lock_around_a_batch),
@@ -788,6 +820,7 @@ static const struct td_case cases[] = {
 	CASE(urgent_items_pass_the_rate_limit),
 	CASE(throttled_input_wakes_no_one),
 	CASE(throttled_locked_input_gathers_with_a_delayed_task),
+	CASE(urgent_item_with_lock_queues_a_worker),
 };
 
 static int __init tdispatch_life_test_init(void)
