@@ -7,7 +7,7 @@
 #   make KDIR=/path      build the module against another kernel tree
 #   make check           install deps, lint, run every test in QEMU
 #   make check KERNELS=debug   the same on one kernel (6.1, 6.12, rt, debug, intree)
-#   make check TESTS="tdispatch_slots_test"   only those kselftests (no fuzz, KUnit)
+#   make check TESTS="tdispatch_slots_test"   only those kselftests and test modules (no fuzz, KUnit)
 #   make check-loaded    make check three times beside stress-ng --cpu 1 (RUNS=, LOAD=)
 #   make bench           run the benchmarks (module/bench/) in the VM
 #   make bench BENCH_KERNEL=rt   the same on another kernel (6.1, rt, debug)

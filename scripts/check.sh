@@ -194,7 +194,8 @@ for k in $kernels; do
 			cp "$dkms_ko" "$out/mod/tdispatch.ko"
 			echo "  6.12: tdispatch.ko as DKMS built it" >>"$summary"
 		fi
-		# TESTS="a_test b_test": those kselftests alone, for a quick look.
+		# TESTS="a_test b_test": those kselftests and test modules
+		# alone, for a quick look.
 		rm -rf "$out/extra" && mkdir -p "$out/extra"
 		[ -z "${TESTS:-}" ] || printf '%s\n' "$TESTS" >"$out/extra/tests-only"
 		"$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$user" "$out/extra"

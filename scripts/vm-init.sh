@@ -223,6 +223,12 @@ run_test_modules() {
 		[ -e "$m" ] || continue
 		n=${m##*/}
 		n=${n%.ko}
+		# make check TESTS="...": those test modules alone.
+		case " $only " in
+		"  ") ;;
+		*" $n "*) ;;
+		*) continue ;;
+		esac
 		args=
 		[ "$n" = tdispatch_race_test ] && faults_on && args=fault_stress=1
 		# shellcheck disable=SC2086 # empty or one word
@@ -346,8 +352,8 @@ check)
 	step insmod-tdispatch insmod $mods/tdispatch.ko
 	only=$(cat /tests-only 2>/dev/null || true)
 	run_kselftests
+	run_test_modules
 	if [ -z "$only" ]; then
-		run_test_modules
 		check_tracepoints
 		run_kunit
 	fi
