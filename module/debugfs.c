@@ -51,6 +51,7 @@ static void td_show_stats(struct seq_file *m, const struct tdispatch_stats *st)
 		   st->batches, st->retries, st->holdoffs, st->redelivered);
 	seq_printf(m, "rate %llu burst %llu throttled_ns %llu expedited %llu\n",
 		   st->rate, st->burst, st->throttled_ns, st->expedited);
+	seq_printf(m, "acceptor looks %llu wakeups %llu\n", st->looks, st->wakeups);
 }
 
 static void td_show_delayed_task(struct seq_file *m, struct td_wheel_node *e, ktime_t now)

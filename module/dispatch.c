@@ -299,6 +299,9 @@ int td_acceptor_fn(void *arg)
 			   td_pending_next_delayed(&d->pending));
 		cut_next = td_dispatch_batches(d, now, &reap);
 		next = min(next, cut_next);
+		/* Throttled, a token is the time to look (cut_next: a worker is free). */
+		d->throttled_wake = d->throttled_since && cut_next != KTIME_MAX ? cut_next : 0;
+		d->looks++;
 		idle = td_idle(d);
 		if (idle)
 			WRITE_ONCE(d->idle_seq, d->idle_seq + 1);
@@ -477,19 +480,49 @@ static bool td_acceptor_owed(struct tdispatch *d)
 }
 
 /*
+ * Tasks wait while the rate limit holds them back: does the acceptor look
+ * again by itself by the time the tokens for them come?  It does if its
+ * last pass found the line throttled with a worker free: that pass set
+ * ->throttled_wake and sleeps until then at the latest, and a later pass
+ * would have rewritten it.  Nothing else goes before the tokens but
+ * urgent items, which queue a worker or kick it themselves; a hint left
+ * for more of them still wants it.  The tokens' time is taken for what
+ * waits now (fewer tasks need fewer tokens); tdispatch_set_rate() kicks.
+ */
+static bool td_acceptor_looks_by_token(struct tdispatch *d, ktime_t now)
+{
+	struct td_pending *p = &d->pending;
+	unsigned int need = 1;
+	ktime_t when;
+
+	lockdep_assert_held(&d->lock);
+	if (!d->throttled_since || !d->throttled_wake || !d->rate.rate || p->flush ||
+	    READ_ONCE(d->urgent))
+		return false;
+	if (!(d->cfg.flags & TDISPATCH_RATE_BATCHES))
+		need = max(1U, min(p->nr_pending - p->nr_waiting, p->max_batch));
+	if (td_rate_allow(&d->rate, now, need, need, &when))
+		return false;
+	return !ktime_before(when, d->throttled_wake);
+}
+
+/*
  * After a batch that cut no next one, must the acceptor look again?  Only
  * if it has something to do: tasks left pending (put back, waiting for an
- * id in flight, or due with no worker free), a result other than success
- * (the shaper's hold-off), a periodic task's next time, a stop or drain, or
- * someone in td_wait_idle().  At light load a batch that ended with
- * nothing left then costs no wake-up of the acceptor, which would only
- * find nothing to do.
+ * id in flight, or due with no worker free) that it would not look at by
+ * itself in time, a result other than success (the shaper's hold-off), a
+ * periodic task's next time, a stop or drain, or someone in
+ * td_wait_idle().  At light load a batch that ended with nothing left,
+ * or an urgent one that passed the rate limit, then costs no wake-up of
+ * the acceptor, which would only find nothing to do.
  */
-static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic)
+static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic, ktime_t now)
 {
 	lockdep_assert_held(&d->lock);
-	return d->pending.nr_pending || res != TDISPATCH_RESULT_SUCCESS || periodic ||
-	       d->stopping || d->pending.flush || d->idle_waiters;
+	if (res != TDISPATCH_RESULT_SUCCESS || periodic || d->stopping || d->pending.flush ||
+	    d->idle_waiters)
+		return true;
+	return d->pending.nr_pending && !td_acceptor_looks_by_token(d, now);
 }
 
 /*
@@ -537,7 +570,7 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 	td_drain_input(d, now, &reap);
 	more = again && td_cut_batch(d, w, now, &reap, &next);
 	/* Left for the acceptor: what it must cut for a free worker, or time. */
-	kick = (td_acceptor_wanted(d, res, periodic) && (!more || d->free_workers)) ||
+	kick = (td_acceptor_wanted(d, res, periodic, now) && (!more || d->free_workers)) ||
 	       td_acceptor_owed(d);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
@@ -693,7 +726,8 @@ static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 		d->free_workers |= BIT_ULL(w - d->workers);
 	if (d->free_workers & BIT_ULL(w - d->workers))
 		cut = td_cut_batch(d, w, now, &reap, &next);
-	kick = (d->pending.nr_pending && d->free_workers) || td_acceptor_owed(d);
+	kick = (d->pending.nr_pending && d->free_workers && !td_acceptor_looks_by_token(d, now)) ||
+	       td_acceptor_owed(d);
 	td_delayed_sync(d);
 	mutex_unlock(&d->lock);
 	td_reap(d, &reap);

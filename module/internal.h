@@ -90,6 +90,14 @@ struct tdispatch {
 	bool holding;			/* shaper is withholding a due batch */
 	struct td_rate rate;		/* the rate limit */
 	ktime_t throttled_since;	/* a due batch waits for tokens; 0: none */
+	/*
+	 * Set by each pass of the acceptor: the token's time it sleeps until
+	 * at the latest, when it found the line throttled with a worker free;
+	 * 0 otherwise.  Every pass rewrites it, so it never outlives the sleep
+	 * it describes.
+	 */
+	ktime_t throttled_wake;
+	u64 looks;			/* the acceptor's passes over the line */
 	u64 throttled_ns;		/* time due batches waited for tokens */
 	bool stopping;			/* destroy: no new batches, no retries */
 	u64 batches;

@@ -71,6 +71,7 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		.batches = d->batches,
 		.retries = p->retries,
 		.holdoffs = d->holdoffs,
+		.looks = d->looks,
 		.redelivered = d->redelivered,
 		.bad_results = d->bad_results,
 		.delayed = p->nr_delayed,

@@ -805,6 +805,73 @@ static void test_urgent_item_with_lock_queues_a_worker(struct tcase *t)
 	kfree(it);
 }
 
+/*
+ * The acceptor's pass found the line throttled with @nr tasks pending:
+ * the snapshot in @st is of that pass (and those before it).  It has no
+ * event to wait on: polled, within the limit.
+ */
+static bool wait_throttled(struct tcase *t, struct recorder *r, u64 nr,
+			   struct tdispatch_stats *st)
+{
+	unsigned long end = jiffies + WAIT_LIMIT;
+
+	for (;;) {
+		tdispatch_get_stats(r->d, st);
+		if ((st->pending == nr && st->throttled_ns) || time_after(jiffies, end))
+			break;
+		usleep_range(1000, 2000);
+	}
+	return T_EXPECT(t, st->pending == nr && st->throttled_ns);
+}
+
+/*
+ * An urgent pass between tokens, with ->lock, leaves a plain item
+ * waiting: the acceptor, asleep until the token, is not woken when the
+ * urgent batch ends, and looks once, at the token.
+ */
+static void test_urgent_pass_leaves_the_acceptor_asleep(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_item *it = NULL;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned int n = 0;
+	u64 looks;
+
+	cfg.max_batch = 8;
+	cfg.rate = 1;
+	cfg.flags = TDISPATCH_RATE_BATCHES;
+	r = items_start(t, &cfg, 3, &it);
+	if (!r || !rec_restart_locked(t, r, &cfg)) {
+		kfree(it);
+		return;
+	}
+	/* The first batch spends the token. */
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[0]), 0);
+	n++;
+	if (!rec_wait_released(t, r, 1))
+		goto out;
+	/* The acceptor finds this one throttled and sleeps till the token. */
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[1]), 0);
+	n++;
+	if (!wait_throttled(t, r, 1, &st))
+		goto out;
+	looks = st.looks;
+	T_EXPECT_EQ(t, tdispatch_submit_item_urgent(r->d, &it[2]), 0);
+	n++;
+	if (!rec_wait_released(t, r, 2) || !rec_wait_released(t, r, 3))
+		goto out;
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.looks - looks, 1);
+	T_EXPECT_EQ(t, r->rec[1].first_id, 2);
+	T_EXPECT_EQ(t, r->rec[2].first_id, 1);
+	T_EXPECT(t, ktime_ms_delta(r->rec[2].start, r->rec[0].start) >= 500);
+out:
+	item_finish(t, r, 0, n);
+	T_EXPECT_EQ(t, unlocked_batches, 0);
+	kfree(it);
+}
+
 static const struct td_case cases[] = {
 	CASE(run_now_processes_in_the_callers_context),
 	CASE(lock_ops_hold_the_users_lock_around_a_batch),
@@ -821,6 +888,7 @@ static const struct td_case cases[] = {
 	CASE(throttled_input_wakes_no_one),
 	CASE(throttled_locked_input_gathers_with_a_delayed_task),
 	CASE(urgent_item_with_lock_queues_a_worker),
+	CASE(urgent_pass_leaves_the_acceptor_asleep),
 };
 
 static int __init tdispatch_life_test_init(void)

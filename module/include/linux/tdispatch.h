@@ -334,6 +334,8 @@ struct tdispatch_config {
  * @results: batches by &enum tdispatch_result.
  * @retries: task retries (tasks put back after CONGESTION or TRANSIENT).
  * @holdoffs: times the acceptor held off because of the shaper.
+ * @looks: times the acceptor looked at the pending set, each time it was
+ *	woken or its own time came.
  * @bad_results: batches whose ->process() returned a value outside
  *	&enum tdispatch_result, a driver bug; each was treated as
  *	%TDISPATCH_RESULT_PERMANENT and is also counted there.
@@ -377,6 +379,7 @@ struct tdispatch_stats {
 	u64 results[TDISPATCH_NR_RESULTS];
 	u64 retries;
 	u64 holdoffs;
+	u64 looks;
 	u64 redelivered;
 	u64 bad_results;
 	u64 wakeups;
