@@ -713,10 +713,14 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
  */
 void td_delayed_sync(struct tdispatch *d)
 {
-	unsigned int now = d->pending.nr_delayed;
+	unsigned int now, back;
 
 	lockdep_assert_held(&d->lock);
-	atomic_sub(d->delayed_drained + d->delayed_seen - now, &d->delayed_total);
+	now = d->pending.nr_delayed;
+	back = d->delayed_drained + d->delayed_seen - now;
+	/* Most calls, one or two a batch, give nothing back: no atomic then. */
+	if (back)
+		atomic_sub(back, &d->delayed_total);
 	d->delayed_drained = 0;
 	d->delayed_seen = now;
 }
