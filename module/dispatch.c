@@ -32,6 +32,7 @@
 void td_reap(struct tdispatch *d, struct list_head *reap)
 {
 	struct tdispatch_task *t, *next;
+	unsigned int n = 0;
 
 	list_for_each_entry_safe(t, next, reap, order) {
 		enum tdispatch_outcome outcome = t->state;
@@ -68,6 +69,9 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 		 */
 		if (observed)
 			td_events_observe(d, &e);
+		/* A destroy's reap may be a million long; a batch's is not. */
+		if (!(++n % 64))
+			cond_resched();
 	}
 }
 

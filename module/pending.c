@@ -12,6 +12,7 @@
 #include <linux/err.h>
 #include <linux/mm.h>
 #include <linux/rbtree.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "ids.h"
@@ -674,21 +675,26 @@ void td_pending_cancel_task(struct td_pending *p, struct tdispatch_task *t,
  * td_pending_cancel_all() - cancel every pending and every delayed task
  * @p: the pending set
  * @reap: where they are put
+ *
+ * Process context: it reschedules between tasks.
  */
 void td_pending_cancel_all(struct td_pending *p, struct list_head *reap)
 {
 	struct tdispatch_task *t;
 	struct td_wheel_node *e;
 
+	/* Destroy's: the set may hold millions, on a kernel without preemption. */
 	while (!list_empty(&p->order)) {
 		t = list_first_entry(&p->order, struct tdispatch_task, order);
 		td_pending_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_OUTCOME_CANCELLED, reap);
+		cond_resched();
 	}
 	while ((e = td_wheel_any(&p->delayed))) {
 		t = &container_of(e, struct td_task_ext, delay)->task;
 		td_delayed_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_OUTCOME_CANCELLED, reap);
+		cond_resched();
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(td_pending_cancel_all);
