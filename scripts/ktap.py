@@ -81,6 +81,9 @@ def parse_results(text):
             if cur is not None:
                 m = re.search(r'rc=(\d+)', line)
                 cur['rc'] = int(m.group(1)) if m else -1
+                m = re.search(r'up=([0-9.]+)', line)
+                if m:
+                    cur['up'] = float(m.group(1))
                 sections.append(cur)
             cur = None
         elif line.startswith('TD-STEP'):
@@ -99,6 +102,17 @@ def parse_results(text):
         cur['rc'] = -1
         sections.append(cur)
     return sections, steps, problems, started, done
+
+
+def slowest(sections, n=3):
+    """The @n longest sections, each timed from the end of the one before
+    (the insmod between them included; the first from boot)."""
+    times, last = [], 0.0
+    for sec in sections:
+        if 'up' in sec:
+            times.append((sec['name'], sec['up'] - last))
+            last = sec['up']
+    return sorted(times, key=lambda x: -x[1])[:n]
 
 
 def scan_console(text):
@@ -168,6 +182,9 @@ def main(argv):
         print(f'  {name}: {i}')
     for kind, line in reports[:40]:
         print(f'  {name}: [{kind}] {line}')
+    slow = slowest(sections)
+    if slow:
+        print(f'  {name}: slowest: ' + ', '.join(f'{n} {t:.0f}s' for n, t in slow))
     return 0 if state == 'ok' else 1
 
 

@@ -46,6 +46,10 @@ finish() {
 	reboot -f
 }
 
+# Seconds since boot, on each TD-*-END marker: the summary names the
+# slowest sections.
+td_up() { cut -d' ' -f1 /proc/uptime; }
+
 step() {
 	name=$1
 	shift
@@ -93,7 +97,7 @@ run_kselftests() {
 		esac
 		echo "TD-KSFT-BEGIN ${t##*/}"
 		"$t" 2>&1
-		echo "TD-KSFT-END ${t##*/} rc=$?"
+		echo "TD-KSFT-END ${t##*/} rc=$? up=$(td_up)"
 	done
 	[ -n "$only" ] || run_fuzz
 	for m in $mods/testdrv/*.ko; do
@@ -117,7 +121,7 @@ run_fuzz() {
 	echo "TD-KSFT-BEGIN tdispatch_fuzz"
 	# shellcheck disable=SC2086 # the arguments are words
 	tdispatch_fuzz $args 2>&1
-	echo "TD-KSFT-END tdispatch_fuzz rc=$?"
+	echo "TD-KSFT-END tdispatch_fuzz rc=$? up=$(td_up)"
 	[ -n "$(cat /fuzz-args 2>/dev/null)" ] || fuzz_with_faults
 	# It may have left the test driver's dispatcher withdrawn.
 	echo 1 >/sys/module/tdispatch_testdrv/parameters/published 2>/dev/null
@@ -155,7 +159,7 @@ fuzz_with_faults() {
 	faults_on || return 0
 	echo "TD-KSFT-BEGIN tdispatch_fuzz_faults"
 	tdispatch_fuzz -f -n 30000 2>&1
-	echo "TD-KSFT-END tdispatch_fuzz_faults rc=$?"
+	echo "TD-KSFT-END tdispatch_fuzz_faults rc=$? up=$(td_up)"
 	faults_off
 }
 
@@ -181,7 +185,7 @@ kunit_results() {
 		s=${r%/results}
 		echo "TD-KUNIT-BEGIN ${s##*/}"
 		cat "$r"
-		echo "TD-KUNIT-END ${s##*/} rc=0"
+		echo "TD-KUNIT-END ${s##*/} rc=0 up=$(td_up)"
 	done
 }
 
@@ -197,7 +201,7 @@ run_intree_kselftests() {
 	echo "TD-KSFT-BEGIN run_kselftest.sh"
 	(cd /kselftest && ./run_kselftest.sh; echo "rc=$?" >/tmp/ksft-rc) 2>&1 |
 		sed 's/^# /    /'
-	echo "TD-KSFT-END run_kselftest.sh $(cat /tmp/ksft-rc)"
+	echo "TD-KSFT-END run_kselftest.sh $(cat /tmp/ksft-rc) up=$(td_up)"
 }
 
 # The link storm (tools/linkstorm.c) on 1,000 dummy devices: carriers
@@ -211,7 +215,7 @@ run_link_storm() {
 	for f in /sys/kernel/debug/tdispatch/linkwatch-*/state; do
 		[ -e "$f" ] && grep -v '^pending id' "$f" | sed 's/^/# linkwatch: /'
 	done
-	echo "TD-KSFT-END linkstorm rc=$rc"
+	echo "TD-KSFT-END linkstorm rc=$rc up=$(td_up)"
 }
 
 # Test modules report KTAP of their own through debugfs, like KUnit.  The
@@ -236,7 +240,7 @@ run_test_modules() {
 		faults_off
 		echo "TD-KSFT-BEGIN $n"
 		cat "/sys/kernel/debug/$n/results" 2>&1
-		echo "TD-KSFT-END $n rc=$?"
+		echo "TD-KSFT-END $n rc=$? up=$(td_up)"
 		step "rmmod-$n" rmmod "$n"
 	done
 }
@@ -261,7 +265,7 @@ run_bench_ab() {
 	grep -q '^tdispatch ' /proc/modules && rmmod tdispatch
 	insmod $mods/tdispatch.ko || rc=1
 	[ "$rc" = 0 ] && echo "ok 1 tdbench-ab" || echo "not ok 1 tdbench-ab"
-	echo "TD-KSFT-END tdbench-ab rc=$rc"
+	echo "TD-KSFT-END tdbench-ab rc=$rc up=$(td_up)"
 }
 
 # Benchmark modules measure while they load and keep the results in
@@ -280,7 +284,7 @@ run_bench_modules() {
 		step "insmod-$n" $perf insmod "$m" $(cat $mods/bench/args 2>/dev/null)
 		echo "TD-KSFT-BEGIN $n"
 		cat "/sys/kernel/debug/$n/results" 2>&1
-		echo "TD-KSFT-END $n rc=$?"
+		echo "TD-KSFT-END $n rc=$? up=$(td_up)"
 		if [ -n "$perf" ]; then
 			echo "TD-PERF-BEGIN $n"
 			perf report -i /tmp/perf.data --stdio --no-children --sort sym -g none \
@@ -305,7 +309,7 @@ run_user_bench() {
 	# shellcheck disable=SC2046 # the arguments are words
 	$1 $(cat $mods/$1.args 2>/dev/null) || rc=$?
 	[ "$rc" = 0 ] && echo "ok 1 $1" || echo "not ok 1 $1"
-	echo "TD-KSFT-END $1 rc=$rc"
+	echo "TD-KSFT-END $1 rc=$rc up=$(td_up)"
 }
 
 # The tracepoints work with ftrace: record a demo run, find every event.
@@ -331,7 +335,7 @@ check_tracepoints() {
 			echo "not ok $i tdispatch_$e"
 		fi
 	done
-	echo "TD-KSFT-END tracepoints rc=0"
+	echo "TD-KSFT-END tracepoints rc=0 up=$(td_up)"
 	echo >/sys/kernel/tracing/trace
 }
 
@@ -393,7 +397,7 @@ linkbench)
 	echo "TD-KSFT-BEGIN linkbench"
 	# shellcheck disable=SC2046 # the arguments, one word each
 	linkstorm -m $mods/dummy.ko $(cat /linkbench.args)
-	echo "TD-KSFT-END linkbench rc=$?"
+	echo "TD-KSFT-END linkbench rc=$? up=$(td_up)"
 	finish
 	;;
 bench)

@@ -18,13 +18,15 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 kernel=$1 initrd=$2 mode=$3 logdir=${4:-} tmo=${5:-2400}
-append="console=ttyS0,115200 panic=-1 oops=panic tdmode=$mode"
+append="console=ttyS0,115200 panic=-1 oops=panic tdmode=$mode${VM_APPEND:+ $VM_APPEND}"
 # VM_TCG=single|multi: TCG's threading.  Single (the default) runs both
 # vCPUs in turns on one host thread: no vCPU waits for an IPI from another
 # that the host has descheduled (the stall seen in text_poke_bp()), and on
 # a busy host it was faster too (Documentation/tdispatch.rst, the harness).
 # The benchmarks use multi, for real parallelism.
 # VM_CPU: a -cpu model (make soak tries max); QEMU's default otherwise.
+# VM_APPEND: more of the kernel's command line (kmemleak=off, to see what a
+# debug option costs).
 set -- qemu-system-x86_64 -accel "tcg,thread=${VM_TCG:-single}" -smp 2 -m 2G -nodefaults -no-reboot \
 	-display none -kernel "$kernel" -initrd "$initrd"
 [ -n "${VM_CPU:-}" ] && set -- "$@" -cpu "$VM_CPU"
