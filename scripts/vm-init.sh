@@ -234,8 +234,13 @@ run_test_modules() {
 		*) continue ;;
 		esac
 		args=
-		[ "$n" = tdispatch_race_test ] && faults_on && args=fault_stress=1
-		# shellcheck disable=SC2086 # empty or one word
+		if [ "$n" = tdispatch_race_test ]; then
+			faults_on && args=fault_stress=1
+			# Its stress: a million tasks on a stock kernel, a
+			# hundred thousand under kmemleak, as the fuzzer.
+			[ -e $kmemleak ] && args="$args stress_tasks=100000"
+		fi
+		# shellcheck disable=SC2086 # the arguments are words
 		step "insmod-$n" insmod "$m" $args
 		faults_off
 		echo "TD-KSFT-BEGIN $n"
