@@ -33,7 +33,18 @@ VM_CPU=${VM_CPU-qemu64,-cx16}
 export VM_CPU
 t0=$(date +%s)
 
+# The wall time of each phase, for the summary's "times:" line: what a
+# fresh machine's run spends where.
+times=
+t_mark=$t0
+phase() {
+	now=$(date +%s)
+	times="$times $1 $((now - t_mark))s,"
+	t_mark=$now
+}
+
 "$TD_TOP/scripts/deps.sh"
+phase deps
 
 user=$TD_BUILD/user
 td_build_user "$user"
@@ -85,7 +96,8 @@ check_exported() {
 	TD_BUILD=$ex KERNELS=6.12 LINT=0 DKMS=0 PATCHES=0 TD_DKMS_KO=$dkms_ko \
 		"$export_top/scripts/check.sh" || status=1
 	if [ -e "$ex/summary" ]; then
-		grep -v '^  *6.12: tdispatch.ko as DKMS built it' "$ex/summary" >>"$summary" || true
+		grep -v -e '^  *6.12: tdispatch.ko as DKMS built it' -e '^times:' "$ex/summary" \
+			>>"$summary" || true
 		n=$(grep -cE 'VM STALLED, retried|DIED BEFORE /init RAN, retried' "$ex/summary") || n=0
 		retries=$((retries + n))
 	fi
@@ -150,6 +162,7 @@ if [ "${DKMS:-1}" != 0 ]; then
 		status=1
 		dkms_ko=
 	fi
+	phase dkms
 fi
 
 # Lint from the tree the package put under /usr/src, which is not a git
@@ -166,6 +179,7 @@ if [ "${LINT:-1}" != 0 ]; then
 	else
 		"$TD_TOP/scripts/lint.sh"
 	fi
+	phase lint
 fi
 if [ "${PATCHES:-1}" != 0 ]; then
 	if "$TD_TOP/scripts/patches.sh"; then
@@ -174,14 +188,17 @@ if [ "${PATCHES:-1}" != 0 ]; then
 		echo "patches: FAILED (see above)" >>"$summary"
 		status=1
 	fi
+	phase patches
 fi
 
 for k in $kernels; do
 	if [ "$k" = 6.12 ] && [ -n "$export_top" ]; then
 		check_exported
+		phase "6.12+demo"
 		continue
 	fi
 	td_kernel "$k"
+	case $k in debug | intree) phase "$k-kernel" ;; esac
 	out=$TD_BUILD/vm-$k
 	mode=check
 	if [ "$k" = intree ]; then
@@ -213,6 +230,7 @@ for k in $kernels; do
 		tr -d '\r' >>"$summary"
 	echo "  $k: VM ran $(cat "$out/log/seconds")s, longest heartbeat gap" \
 		"$(cat "$out/log/heartbeat-gap")s; console log $out/log/console.log" >>"$summary"
+	phase "$k"
 done
 
 # The harness must not be able to pass a broken kernel: boot the debug
@@ -231,8 +249,10 @@ case " $kernels " in
 	td_log "harness self-test: booting the debug kernel with planted bugs"
 	run_vm "$td_kimg" "$out/initrd.gz" planted "$out/log" "$tmo"
 	"$TD_TOP/scripts/ktap.py" --expect-planted planted "$out/log" >>"$summary" || status=1
+	phase planted
 	;;
 esac
+echo "times:${times%,}" >>"$summary"
 
 echo
 echo "== tdispatch check summary ($(( $(date +%s) - t0 ))s) =="
