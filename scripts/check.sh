@@ -48,6 +48,7 @@ phase deps
 
 user=$TD_BUILD/user
 td_build_user "$user"
+phase tools
 
 summary=$TD_BUILD/summary
 : >"$summary"

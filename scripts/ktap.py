@@ -107,10 +107,11 @@ def parse_results(text):
 def slowest(sections, n=3):
     """The @n longest sections, each timed from the end of the one before
     (the insmod between them included; the first from boot)."""
-    times, last = [], 0.0
+    times, last = [], None
     for sec in sections:
         if 'up' in sec:
-            times.append((sec['name'], sec['up'] - last))
+            name = sec['name'] if last is not None else 'boot+' + sec['name']
+            times.append((name, sec['up'] - (last or 0.0)))
             last = sec['up']
     return sorted(times, key=lambda x: -x[1])[:n]
 

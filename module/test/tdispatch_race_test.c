@@ -413,7 +413,7 @@ static void stress_million_tasks(struct tcase *t, bool faults)
 {
 	struct tdispatch_config cfg = base_cfg;
 	struct tdispatch_stats st;
-	unsigned long accepted, nomem = 0;
+	unsigned long accepted, nomem = 0, busy = 0;
 	struct recorder *r;
 	struct producer *p;
 	unsigned int i, nr, checks = 0;
@@ -443,12 +443,16 @@ static void stress_million_tasks(struct tcase *t, bool faults)
 		checks++;
 	}
 	accepted = producers_stop(p, nr);
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
 		nomem += p[i].nomem;
+		busy += p[i].busy;
+	}
 	tdispatch_get_stats(r->d, &st);
 	check_stats(t, &st);
 	T_EXPECT(t, accepted >= stress_tasks);
 	T_EXPECT_EQ(t, st.accepted, accepted);
+	/* Every refusal is one the producers saw: a full input or a fault. */
+	T_EXPECT_EQ(t, st.rejected, nomem + busy);
 	T_EXPECT(t, st.overridden > 0);
 	if (faults)
 		T_EXPECT(t, nomem > 0);
