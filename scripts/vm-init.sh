@@ -108,7 +108,8 @@ run_kselftests() {
 }
 
 # The fuzzer, with the test driver loaded: a million calls on a stock
-# kernel, a hundred thousand under KASAN and lockdep (kmemleak tells which).
+# kernel, a hundred thousand under KASAN and lockdep (kmemleak tells
+# which), or what /fuzz-calls says (make check's other stock lanes).
 # tdmode=fuzz takes its arguments from /fuzz-args instead.
 run_fuzz() {
 	command -v tdispatch_fuzz >/dev/null || return 0
@@ -116,6 +117,7 @@ run_fuzz() {
 	if [ -z "$args" ]; then
 		calls=1000000
 		[ -e $kmemleak ] && calls=100000
+		[ -s /fuzz-calls ] && calls=$(cat /fuzz-calls)
 		args="-n $calls"
 	fi
 	echo "TD-KSFT-BEGIN tdispatch_fuzz"
