@@ -12,9 +12,10 @@
 #                            options (scripts/linkwatch.config), tdispatch
 #                            built in; the series' first patch alone, or
 #                            the whole series (the link watch converted)
-# The result is cached under $TD_CACHE keyed by the fragments' (and the
-# series') hash and the source version, so a fresh clone reuses it and only
-# a change to any of them rebuilds.
+# The result is cached under $TD_CACHE keyed by the fragments' hash and
+# the source version, so a fresh clone reuses it.  A kernel with the
+# series keeps its patched tree beside it, and a new series is built in
+# both in place (td_patched_tree()): only what changed recompiles.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -34,7 +35,7 @@ intree)
 		td_die "cannot generate the series"
 	cat "$frag" "$TD_TOP/scripts/intree.config" >"$TD_BUILD/intree/config"
 	frag=$TD_BUILD/intree/config
-	key=$( (sha256sum <"$frag"; td_series_key "$series") | sha256sum | cut -c1-12)
+	key=$(sha256sum <"$frag" | cut -c1-12)
 	out=$TD_CACHE/intree-$ver-$key
 	;;
 lw-mainline | lw-tdispatch)
@@ -45,7 +46,7 @@ lw-mainline | lw-tdispatch)
 	# The mainline link watch: the conversion's patch left out.
 	[ "$kind" = lw-tdispatch ] || rm "$series"/0002-*.patch
 	frag=$TD_TOP/scripts/linkwatch.config
-	key=$( (sha256sum <"$frag"; td_series_key "$series") | sha256sum | cut -c1-12)
+	key=$(sha256sum <"$frag" | cut -c1-12)
 	out=$TD_CACHE/$kind-$ver-$key
 	;;
 *)
@@ -57,20 +58,29 @@ mkdir -p "$TD_CACHE"
 exec 9>"$TD_CACHE/.kernel.lock"
 flock 9
 
-if [ -e "$out/.built" ]; then
+# What .built says it was built from: for a kernel with the series, the
+# series' hash; for the debug kernel, nothing.
+built=
+[ "$kind" = debug ] || built=$(td_series_key "$series")
+if [ -e "$out/.built" ] && [ "$(cat "$out/.built")" = "$built" ]; then
 	printf '%s\n' "$out"
 	exit 0
 fi
 
-rm -rf "$out"
-mkdir -p "$out"
 case $kind in
 intree | lw-*)
+	# Built before for another series: in place, in the same tree.
+	[ -e "$out/.config" ] && [ -e "$out.src.files" ] || rm -rf "$out" "$out.src"
 	td_patched_tree "$series" "$out.src"
 	src=$out.src
+	rm -f "$out/.built"
+	;;
+*)
+	rm -rf "$out"
 	;;
 esac
-td_log "building $kind kernel $ver ($key) in $out"
+mkdir -p "$out"
+td_log "building $kind kernel $ver ($key${built:+, series $built}) in $out"
 start=$(date +%s)
 make -s -C "$src" O="$out" ARCH=x86_64 tinyconfig >&2
 "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$frag" >/dev/null
@@ -93,21 +103,22 @@ if [ "$kind" = intree ]; then
 	# The kselftests as the kernel builds them: lib.mk, the tree's UAPI
 	# headers, static for the VM's busybox root.
 	make -s -C "$src" O="$out" ARCH=x86_64 headers >&2
+	rm -rf "$out/kselftest"
+	make -s -C "$src/tools/testing/selftests" TARGETS=tdispatch clean >&2
 	make -s -C "$src/tools/testing/selftests" TARGETS=tdispatch \
 		KHDR_INCLUDES="-isystem $out/usr/include" USERCFLAGS=-Werror \
 		USERLDFLAGS=-static KSFT_INSTALL_PATH="$out/kselftest" install >&2 ||
 		td_die "the in-tree kselftests failed to build"
 fi
-[ "$kind" = debug ] || rm -rf "$src"
-touch "$out/.built"
+echo "$built" >"$out/.built"
 td_log "$kind kernel built in $(( $(date +%s) - start ))s"
 # Kernels built from an older fragment are dead weight (gigabytes each).
 prefix=kernel
 [ "$kind" = debug ] || prefix=$kind
 for old in "$TD_CACHE/$prefix"-*; do
 	case $old in
-	"$out" | *.src) ;;
-	*) rm -rf "$old" "$old.src" ;;
+	"$out" | "$out".*) ;;
+	*) rm -rf "$old" ;;
 	esac
 done
 printf '%s\n' "$out"

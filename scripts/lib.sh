@@ -32,18 +32,45 @@ td_src_tree() {
 
 # $2: a tree of links to the extracted linux-source with the series in
 # folder $1 applied.  What the series changes is copied first, so that
-# applying it leaves the extracted source alone.
+# applying it leaves the extracted source alone.  A tree made before for
+# another series is brought to this one in place: only the files either
+# series changes are rewritten, and only those whose content differs, so
+# that a build in it recompiles what changed (make sees their new times)
+# and no more.  $2.files lists the files of the series it holds.
 td_patched_tree() {
 	# Names of their own: the callers keep series, tree and src.
 	_pt_series=$1 _pt_tree=$2
 	_pt_src=$(td_src_tree) || exit 1
-	rm -rf "$_pt_tree"
-	mkdir -p "$(dirname "$_pt_tree")"
-	cp -al "$_pt_src" "$_pt_tree"
-	grep -h '^+++ b/' "$_pt_series"/*.patch | cut -c7- | sort -u | while read -r f; do
-		[ ! -e "$_pt_src/$f" ] || cp --remove-destination "$_pt_src/$f" "$_pt_tree/$f"
-	done
-	(cd "$_pt_tree" && git apply "$_pt_series"/*.patch) || td_die "the series does not apply"
+	grep -h -e '^+++ b/' -e '^--- a/' "$_pt_series"/*.patch | cut -c7- | sort -u \
+		>"$_pt_tree.files.new"
+	if [ -d "$_pt_tree" ] && [ -e "$_pt_tree.files" ]; then
+		td_tree_of_series "$_pt_series" "$_pt_tree.next" "$_pt_src" "$_pt_tree.files.new"
+		sort -u "$_pt_tree.files" "$_pt_tree.files.new" | while read -r f; do
+			if [ ! -e "$_pt_tree.next/$f" ]; then
+				rm -f "$_pt_tree/$f"
+			elif ! cmp -s "$_pt_tree.next/$f" "$_pt_tree/$f"; then
+				mkdir -p "$(dirname "$_pt_tree/$f")"
+				cp --remove-destination "$_pt_tree.next/$f" "$_pt_tree/$f"
+			fi
+		done
+		rm -rf "$_pt_tree.next"
+	else
+		rm -f "$_pt_tree.files"
+		td_tree_of_series "$_pt_series" "$_pt_tree" "$_pt_src" "$_pt_tree.files.new"
+	fi
+	mv "$_pt_tree.files.new" "$_pt_tree.files"
+}
+
+# td_patched_tree()'s fresh tree: $2 from source $3, the series in $1
+# applied, $4 the files it changes.
+td_tree_of_series() {
+	rm -rf "$2"
+	mkdir -p "$(dirname "$2")"
+	cp -al "$3" "$2"
+	while read -r f; do
+		[ ! -e "$3/$f" ] || cp --remove-destination "$3/$f" "$2/$f"
+	done <"$4"
+	(cd "$2" && git apply "$1"/*.patch) || td_die "the series does not apply"
 }
 
 # The in-tree series' hash, for cache keys: what its patches change, not
