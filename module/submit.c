@@ -423,6 +423,8 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
 	u16 old, new, st;
 	bool merge, kick;
 
+	/* Orders the caller's stores before the state, as queue_work() does. */
+	smp_mb();
 	preempt_disable();
 	in = this_cpu_ptr(d->input);
 	if (READ_ONCE(d->dead)) {
@@ -431,29 +433,17 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
 		return -ESHUTDOWN;
 	}
 	this_cpu_inc(d->input->items);
-	/*
-	 * The caller's stores come before the state the submission goes by,
-	 * as in queue_work(): a successful cmpxchg is fully ordered, and a
-	 * merge that changes nothing reads the state again past a barrier.
-	 */
 	old = READ_ONCE(it->task.item_state);
-	for (;;) {
+	do {
 		st = old & ~TD_ITEM_URGENT;
 		merge = st == TD_ITEM_QUEUED || st == TD_ITEM_AGAIN;
 		if (merge && (old & urgent) == urgent) {
-			/* The caller's stores before the read: pairs with td_items_inflight(). */
-			smp_mb();
-			new = READ_ONCE(it->task.item_state);
-			if (new == old)
-				break;	/* nothing to change */
-			old = new;
-			continue;
+			new = old;	/* nothing to change */
+			break;
 		}
 		new = (merge ? st : st == TD_ITEM_IDLE ? TD_ITEM_QUEUED : TD_ITEM_AGAIN) |
 		      (old & TD_ITEM_URGENT) | urgent;
-		if (try_cmpxchg(&it->task.item_state, &old, new))
-			break;
-	}
+	} while (!try_cmpxchg(&it->task.item_state, &old, new));
 	/*
 	 * Its hint, unless it was urgent already and waits: it was given
 	 * (tdispatch_item_make_urgent() gives none to an item that does not).
@@ -481,7 +471,7 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
  * @it: the item, set up with tdispatch_item_init()
  *
  * Allocates nothing.  If @it waits to be processed already, this costs a
- * full barrier and per-CPU counters, no atomic read-modify-write, and is
+ * full barrier and a per-CPU counter, no atomic read-modify-write, and is
  * counted as accepted and overridden at once: the waiting one processes
  * the object's latest state (the caller's stores before this call are
  * seen by the ->process() that follows).  If @it is being processed, it
