@@ -142,9 +142,17 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	 */
 	d->direct = !cfg->max_delay_ns && !ops->lock;
 
+	/*
+	 * Room for each worker's work twice: once running and once queued
+	 * again (a submitter, the acceptor and the worker itself may queue
+	 * it while it runs).  With room for one each, a work queued again
+	 * behind its running self held another worker's cut batch inactive
+	 * until that ->process() returned.  A work item never runs beside
+	 * itself, so no more than ->workers batches run at once.
+	 */
 	d->wq = alloc_workqueue("tdispatch-%s", WQ_UNBOUND |
 				(cfg->flags & TDISPATCH_NORMAL_PRIORITY ? 0 : WQ_HIGHPRI),
-				cfg->workers, d->name);
+				2 * cfg->workers, d->name);
 	if (!d->wq)
 		goto nomem;
 
