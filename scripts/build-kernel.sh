@@ -70,10 +70,10 @@ fi
 case $kind in
 intree | lw-*)
 	# Built before for another series: in place, in the same tree.
-	[ -e "$out/.config" ] && [ -e "$out.src.files" ] || rm -rf "$out" "$out.src"
+	rm -f "$out/.built"
+	td_build_begin "$out" "$out.src"
 	td_patched_tree "$series" "$out.src"
 	src=$out.src
-	rm -f "$out/.built"
 	;;
 *)
 	rm -rf "$out"
@@ -110,6 +110,7 @@ if [ "$kind" = intree ]; then
 		USERLDFLAGS=-static KSFT_INSTALL_PATH="$out/kselftest" install >&2 ||
 		td_die "the in-tree kselftests failed to build"
 fi
+rm -f "$out/.building"
 echo "$built" >"$out/.built"
 td_log "$kind kernel built in $(( $(date +%s) - start ))s"
 # Kernels built from an older fragment are dead weight (gigabytes each).

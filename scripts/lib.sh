@@ -36,7 +36,9 @@ td_src_tree() {
 # another series is brought to this one in place: only the files either
 # series changes are rewritten, and only those whose content differs, so
 # that a build in it recompiles what changed (make sees their new times)
-# and no more.  $2.files lists the files of the series it holds.
+# and no more.  $2.files lists the files of the series it holds.  The
+# caller rebuilds from nothing after a build that was killed
+# (td_build_begin()).
 td_patched_tree() {
 	# Names of their own: the callers keep series, tree and src.
 	_pt_series=$1 _pt_tree=$2
@@ -45,20 +47,38 @@ td_patched_tree() {
 		>"$_pt_tree.files.new"
 	if [ -d "$_pt_tree" ] && [ -e "$_pt_tree.files" ]; then
 		td_tree_of_series "$_pt_series" "$_pt_tree.next" "$_pt_src" "$_pt_tree.files.new"
-		sort -u "$_pt_tree.files" "$_pt_tree.files.new" | while read -r f; do
+		# Both lists first: an update cut short is redone in full.
+		sort -u "$_pt_tree.files" "$_pt_tree.files.new" >"$_pt_tree.files.both"
+		mv "$_pt_tree.files.both" "$_pt_tree.files"
+		while read -r f; do
 			if [ ! -e "$_pt_tree.next/$f" ]; then
 				rm -f "$_pt_tree/$f"
 			elif ! cmp -s "$_pt_tree.next/$f" "$_pt_tree/$f"; then
 				mkdir -p "$(dirname "$_pt_tree/$f")"
 				cp --remove-destination "$_pt_tree.next/$f" "$_pt_tree/$f"
 			fi
-		done
+		done <"$_pt_tree.files"
 		rm -rf "$_pt_tree.next"
 	else
 		rm -f "$_pt_tree.files"
 		td_tree_of_series "$_pt_series" "$_pt_tree" "$_pt_src" "$_pt_tree.files.new"
 	fi
 	mv "$_pt_tree.files.new" "$_pt_tree.files"
+}
+
+# Begin a build in place in objects $1 with its patched tree $2, or, if
+# the last build there was killed (a .o written without its .cmd would
+# pass for built), remove both to begin from nothing.  The mark is taken
+# away when the script exits by itself, failed or not.
+td_build_begin() {
+	if [ -e "$1/.building" ] || [ ! -e "$1/.config" ] || [ ! -d "$2" ] ||
+		[ ! -e "$2.files" ]; then
+		rm -rf "$1" "$2" "$2.files"
+	fi
+	mkdir -p "$1"
+	touch "$1/.building"
+	# shellcheck disable=SC2064 # $1 now, not at exit
+	trap "rm -f '$1/.building'" EXIT
 }
 
 # td_patched_tree()'s fresh tree: $2 from source $3, the series in $1

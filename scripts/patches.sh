@@ -32,8 +32,8 @@ td_log "patches: each applies to linux-source $(td_src_version) and passes check
 [ "${PATCHES_BUILD:-1}" = 1 ] || exit 0
 
 # Cached by the series' hash; a new series is built in place, in the tree
-# and objects of the last one (td_patched_tree()), so only what changed
-# recompiles.
+# and objects of the last one (td_patched_tree()), so each build
+# recompiles what the change and its config touch.
 key=$(td_series_key "$series")
 cache=$TD_CACHE/patches-$(td_src_version)
 mkdir -p "$TD_CACHE"
@@ -48,9 +48,8 @@ for old in "$TD_CACHE"/patches-*; do
 done
 tree=$cache/linux
 obj=$cache/obj
-[ -e "$obj/.config" ] && [ -e "$tree.files" ] || rm -rf "$cache"
 rm -f "$cache/.built"
-mkdir -p "$cache"
+td_build_begin "$obj" "$tree"
 start=$(date +%s)
 td_patched_tree "$series" "$tree"
 
@@ -117,5 +116,6 @@ for v in y e m n; do
 		td_die "tdispatch=n: tdispatch_submit is in vmlinux" ;;
 	esac
 done
+rm -f "$obj/.building"
 echo "$key" >"$cache/.built"
 td_log "patches: tdispatch =y (and its kselftests), =y without the device, =m and =n built in $(( $(date +%s) - start ))s"
