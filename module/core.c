@@ -223,7 +223,8 @@ static int td_cancel_op(struct td_pending *p, u64 id, ktime_t now, struct list_h
  * @id: the id
  *
  * Every task with @id submitted before the call is considered, including
- * those the acceptor has not drained yet.  A task already in a worker's
+ * those the acceptor has not drained yet; items are not (see &struct
+ * tdispatch_item).  A task already in a worker's
  * batch cannot be recalled.  The cancelled task's ->release() has run
  * when this returns.
  *

@@ -596,11 +596,11 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 #define TD_RUN_NOW_MAX	16
 
 /*
- * A batch run in the caller's context: the pending task of @id (@one), or
- * the head of the line, whatever the window, the rate limit or the shaper
- * say.  Return the tasks processed, or an error.
+ * A batch run in the caller's context: the pending task of @id (@one), the
+ * item @it, or the head of the line, whatever the window, the rate limit
+ * or the shaper say.  Return the tasks processed, or an error.
  */
-static int td_run_caller(struct tdispatch *d, u64 id, bool one)
+static int td_run_caller(struct tdispatch *d, u64 id, bool one, struct tdispatch_item *it)
 {
 	struct tdispatch_task *tasks[TD_RUN_NOW_MAX], *t;
 	u8 results[TD_RUN_NOW_MAX];
@@ -620,8 +620,13 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one)
 	td_drain_input(d, now, &reap);
 	if (d->stopping) {
 		ret = -ESHUTDOWN;
-	} else if (one) {
-		t = td_pending_take(&d->pending, id, now, &reap);
+	} else if (one || it) {
+		if (!it)
+			t = td_pending_take(&d->pending, id, now, &reap);
+		else if (READ_ONCE(it->task.owner) == d)
+			t = td_pending_take_task(&d->pending, &it->task, now, &reap);
+		else
+			t = NULL;	/* never submitted, or another's: td_item_prepare() */
 		if (IS_ERR(t))
 			ret = PTR_ERR(t);
 		else if (t)
@@ -672,7 +677,7 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one)
  */
 int tdispatch_run_now(struct tdispatch *d)
 {
-	return td_run_caller(d, 0, false);
+	return td_run_caller(d, 0, false, NULL);
 }
 EXPORT_SYMBOL_GPL(tdispatch_run_now);
 
@@ -683,7 +688,8 @@ EXPORT_SYMBOL_GPL(tdispatch_run_now);
  * @id: the id
  *
  * As tdispatch_run_now(), for a batch of the one task of @id that waits
- * in the pending set (not a delayed one), submitted before the call.
+ * in the pending set (not a delayed one, nor an item: see
+ * tdispatch_run_item()), submitted before the call.
  *
  * Process context; may sleep.  Not while tdispatch_destroy() may run.
  *
@@ -694,9 +700,31 @@ EXPORT_SYMBOL_GPL(tdispatch_run_now);
  */
 int tdispatch_run_id(struct tdispatch *d, u64 id)
 {
-	return td_run_caller(d, id, true);
+	return td_run_caller(d, id, true, NULL);
 }
 EXPORT_SYMBOL_GPL(tdispatch_run_id);
+
+/**
+ * tdispatch_run_item() - process an item in the caller's context
+ * @d: the dispatcher
+ * @it: the item, set up with tdispatch_item_init()
+ *
+ * As tdispatch_run_id(), for @it if it waits in the pending set: submitted
+ * to @d before the call and not yet in a batch (an item submitted to
+ * another dispatcher is not @d's to run: 0).  An item is found by its
+ * address, never by its id (tdispatch_run_id() finds no item).
+ *
+ * Process context; may sleep.  Not while tdispatch_destroy() may run.
+ *
+ * Return: 1 if it was processed; 0 if it was not pending; -EBUSY if it is
+ * in a worker's batch (submitted meanwhile, it is processed again after
+ * that batch); -ESHUTDOWN once tdispatch_destroy() stops batches.
+ */
+int tdispatch_run_item(struct tdispatch *d, struct tdispatch_item *it)
+{
+	return td_run_caller(d, 0, false, it);
+}
+EXPORT_SYMBOL_GPL(tdispatch_run_item);
 
 /* Batches one work item runs back to back before it lets the acceptor queue the next. */
 #define TD_BATCHES_PER_WORK	16

@@ -13,7 +13,7 @@
 #include "pending.h"
 #include "submit.h"
 
-/* About how many tasks and items wait in the input lists, for the id hash. */
+/* About how many tasks (not items) wait in the input lists, for the id hash. */
 static unsigned int td_input_backlog(struct tdispatch *d)
 {
 	u64 n = 0;

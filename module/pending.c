@@ -123,21 +123,36 @@ static void td_delayed_unlink(struct td_pending *p, struct tdispatch_task *t)
 	p->nr_delayed--;
 }
 
+/*
+ * Whether @t is in the id hash.  An item is not: it is its own coalescing
+ * point (its ->item_state merges submissions and holds back one made
+ * while it is processed), so it is keyed by its address, never found by
+ * its id, and neither merges with nor waits for a task of the same id.
+ */
+static bool td_keyed(const struct tdispatch_task *t)
+{
+	return !(t->flags & TD_TASK_ITEM);
+}
+
 /* Take a pending (or waiting) task out of the set, without ending it. */
 static void td_pending_unlink(struct td_pending *p, struct tdispatch_task *t)
 {
 	list_del(&t->order);
 	p->nr_pending--;
 	p->nr_waiting -= t->state == TD_TASK_WAITING;
-	td_ids_unlink(&p->ids, t);
+	if (td_keyed(t))
+		td_ids_unlink(&p->ids, t);
 }
 
 /* The in-flight @t is finished with: its waiting successor takes its place. */
 static void td_pending_id_done(struct td_pending *p, struct tdispatch_task *t)
 {
-	struct tdispatch_task *w = td_pending_waiter(p, t->id);
+	struct tdispatch_task *w;
 
 	p->nr_inflight--;
+	if (!td_keyed(t))
+		return;
+	w = td_pending_waiter(p, t->id);
 	td_ids_unlink(&p->ids, t);
 	if (w) {
 		w->state = TD_TASK_PENDING;
@@ -173,14 +188,16 @@ static void td_pending_override(struct td_pending *p, struct tdispatch_task *old
 static void td_pending_enter(struct td_pending *p, struct tdispatch_task *t,
 			     ktime_t now, struct list_head *reap)
 {
-	struct tdispatch_task *cur = td_pending_lookup(p, t->id), *old;
+	struct tdispatch_task *cur = NULL, *old = NULL;
 
+	t->state = TD_TASK_PENDING;
+	if (td_keyed(t)) {
+		cur = td_pending_lookup(p, t->id);
+		old = cur;
+	}
 	if (cur && cur->state == TD_TASK_INFLIGHT) {
 		t->state = TD_TASK_WAITING;
 		old = td_pending_waiter(p, t->id);
-	} else {
-		t->state = TD_TASK_PENDING;
-		old = cur;
 	}
 	if (old) {
 		td_ids_replace(&p->ids, old, t);
@@ -189,7 +206,8 @@ static void td_pending_enter(struct td_pending *p, struct tdispatch_task *t,
 	}
 	td_pending_make_room(p, reap);
 	t->queued = now;
-	td_ids_link(&p->ids, t);
+	if (td_keyed(t))
+		td_ids_link(&p->ids, t);
 	list_add_tail(&t->order, &p->order);
 	p->nr_pending++;
 	p->nr_waiting += t->state == TD_TASK_WAITING;
@@ -230,7 +248,8 @@ static void td_pending_delay(struct td_pending *p, struct tdispatch_task *t,
  * A task with an id already pending replaces that task in its place in
  * line.  A task whose id is in flight waits behind it, replacing an
  * earlier waiter.  A task that needs a new place makes room by dropping
- * the oldest when the set is full.
+ * the oldest when the set is full.  An item, keyed by itself (its
+ * submitters merge into it while it waits), always takes a new place.
  *
  * A task whose not_before time is still to come is delayed instead, until
  * td_pending_promote() lets it in as above.  Either way it replaces a
@@ -255,7 +274,7 @@ void td_pending_add(struct td_pending *p, struct tdispatch_task *t, ktime_t now,
 	/* Due at once: nothing to watch for. */
 	td_watch_drop(p, t, false);
 	/* Most sets hold no delayed task: no walk of the chain for one. */
-	old = p->nr_delayed ? td_pending_lookup_delayed(p, t->id) : NULL;
+	old = p->nr_delayed && td_keyed(t) ? td_pending_lookup_delayed(p, t->id) : NULL;
 	if (old) {
 		td_delayed_unlink(p, old);
 		td_task_end(p, old, TDISPATCH_OUTCOME_OVERRIDDEN, reap);
@@ -476,12 +495,32 @@ EXPORT_SYMBOL_IF_KUNIT(td_pending_urgent_waits);
 struct tdispatch_task *td_pending_take(struct td_pending *p, u64 id, ktime_t now,
 				       struct list_head *reap)
 {
-	struct tdispatch_task *t = td_pending_lookup(p, id);
+	return td_pending_take_task(p, td_pending_lookup(p, id), now, reap);
+}
+EXPORT_SYMBOL_IF_KUNIT(td_pending_take);
 
-	if (!t)
-		return NULL;
-	if (t->state == TD_TASK_INFLIGHT)
+/**
+ * td_pending_take_task() - take one task, as td_pending_take() takes an id's
+ * @p: the pending set
+ * @t: the task, pending or in flight in @p; an item submitted to the set's
+ *	dispatcher may also be on an input list, or ended: it is then not
+ *	taken.
+ * @now: the current time
+ * @reap: where it goes if it has expired
+ *
+ * Return: @t, now in flight; NULL if @t is not pending (or had expired);
+ * ERR_PTR(-EBUSY) if @t is in flight.
+ */
+struct tdispatch_task *td_pending_take_task(struct td_pending *p, struct tdispatch_task *t,
+					    ktime_t now, struct list_head *reap)
+{
+	/* An idle item's submitter may write ->state: it writes TD_TASK_INPUT. */
+	u8 state = t ? READ_ONCE(t->state) : 0;
+
+	if (state == TD_TASK_INFLIGHT)
 		return ERR_PTR(-EBUSY);
+	if (state != TD_TASK_PENDING)
+		return NULL;
 	if (td_task_expired(t, now)) {
 		td_pending_unlink(p, t);
 		td_task_end(p, t, TDISPATCH_OUTCOME_EXPIRED, reap);
@@ -490,7 +529,7 @@ struct tdispatch_task *td_pending_take(struct td_pending *p, u64 id, ktime_t now
 	td_pending_fly(p, t);
 	return t;
 }
-EXPORT_SYMBOL_IF_KUNIT(td_pending_take);
+EXPORT_SYMBOL_IF_KUNIT(td_pending_take_task);
 
 /**
  * td_pending_requeue() - put a retried batch back at the head of the line
@@ -514,7 +553,7 @@ void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
 		/* Saturates: TDISPATCH_MAX_ATTEMPTS is the most a limit can be. */
 		if (t->attempts < TDISPATCH_MAX_ATTEMPTS)
 			t->attempts++;
-		if (td_pending_waiter(p, t->id)) {
+		if (td_keyed(t) && td_pending_waiter(p, t->id)) {
 			td_pending_id_done(p, t);
 			td_task_end(p, t, TDISPATCH_OUTCOME_OVERRIDDEN, reap);
 		} else if (limit && t->attempts >= limit) {

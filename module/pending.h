@@ -106,9 +106,11 @@ static inline bool td_task_urgent(const struct tdispatch_task *t)
  * (callers pass "now"), so KUnit can drive it directly; no allocation
  * either: the acceptor allocates the id hash's buckets.
  *
- * The id hash holds every task the set has, at most three per id: the
- * pending one or the in-flight one with, behind it, the newer task that
- * waits for it; and the delayed one.  Their ->state tells them apart.
+ * The id hash holds every task the set has but items, at most three per
+ * id: the pending one or the in-flight one with, behind it, the newer
+ * task that waits for it; and the delayed one.  Their ->state tells them
+ * apart.  An item is keyed by its address (its ->item_state coalesces),
+ * so it stays out of the hash: nothing is found by an item's id.
  * A bucket is a chain of ->hnext, one pointer a task.  The order list holds
  * every pending task, waiting ones included, oldest place in line first,
  * retries at the head.
@@ -167,6 +169,8 @@ unsigned int td_pending_cut_urgent(struct td_pending *p, ktime_t now, unsigned i
 bool td_pending_urgent_waits(struct td_pending *p, ktime_t now, struct list_head *reap);
 struct tdispatch_task *td_pending_take(struct td_pending *p, u64 id, ktime_t now,
 				       struct list_head *reap);
+struct tdispatch_task *td_pending_take_task(struct td_pending *p, struct tdispatch_task *t,
+					    ktime_t now, struct list_head *reap);
 void td_pending_requeue(struct td_pending *p, struct tdispatch_task **batch,
 			unsigned int nr, struct list_head *reap);
 void td_pending_complete(struct td_pending *p, struct tdispatch_task **batch,

@@ -164,8 +164,6 @@ static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdisp
 	unsigned long undrained = this_cpu_read(d->input->added) - READ_ONCE(in->drained);
 	bool wake = !queued && (room ? counted && undrained >= room : first);
 
-	if (!counted)
-		this_cpu_inc(d->input->items_pushed);
 	if (v) {
 		if (wake)
 			v->wake = d;
@@ -399,17 +397,21 @@ EXPORT_SYMBOL_GPL(tdispatch_submit_with);
 static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct tdispatch_task) == 64);
 static_assert(sizeof(struct tdispatch_item) == sizeof(struct tdispatch_task));
 
-/* An item's task, made ready to go on an input list. */
-static void td_item_prepare(struct tdispatch_task *t)
+/*
+ * An item's task, made ready to go on @d's input list.  ->owner and
+ * ->state are read by tdispatch_run_item() under another dispatcher's
+ * lock, if the item is not @d's: it finds neither its own.
+ */
+static void td_item_prepare(struct tdispatch *d, struct tdispatch_task *t)
 {
 	/* Field by field: ->item_state is the submitters', changed meanwhile. */
 	t->submitted = 0;
 	t->attempts = 0;
 	t->max_attempts = 0;
-	t->state = TD_TASK_INPUT;
+	WRITE_ONCE(t->owner, d);
+	WRITE_ONCE(t->state, TD_TASK_INPUT);
 	t->flags = TD_TASK_ITEM;
 	t->queued = 0;
-	t->hnext = NULL;
 }
 
 /*
@@ -454,7 +456,7 @@ static int td_submit_item(struct tdispatch *d, struct tdispatch_item *it, u16 ur
 		smp_wmb();
 		this_cpu_inc(d->input->items_merged);
 	} else if (st == TD_ITEM_IDLE) {
-		td_item_prepare(&it->task);
+		td_item_prepare(d, &it->task);
 		trace_tdispatch_submit(d, it->task.id);
 		td_input_push(d, in, &it->task, false, NULL, kick && td_urgent_queues_worker(d));
 	}
@@ -656,7 +658,7 @@ void td_item_again(struct tdispatch *d, struct tdispatch_task *t)
 	 */
 	bool urgent = READ_ONCE(t->item_state) & TD_ITEM_URGENT;
 
-	td_item_prepare(t);
+	td_item_prepare(d, t);
 	preempt_disable();
 	td_input_push(d, this_cpu_ptr(d->input), t, false, NULL,
 		      urgent && td_urgent_queues_worker(d));
@@ -699,7 +701,6 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 		}
 		/* Pairs with the submitters' READ_ONCE() against max_input. */
 		WRITE_ONCE(in->drained, in->drained + n - items);
-		WRITE_ONCE(in->items_drained, in->items_drained + items);
 		d->delayed_drained += delayed;
 	}
 }

@@ -32,18 +32,18 @@ struct td_input {
 	unsigned long wakeups;		/* empty -> non-empty transitions */
 	unsigned long items;		/* item submissions accepted */
 	unsigned long items_merged;	/* of those, found the item waiting */
-	unsigned long items_pushed;	/* items put on ->list */
-	unsigned long items_drained;	/* taken off it */
 	unsigned long merged;		/* user submissions merged into a task */
 } ____cacheline_aligned_in_smp;
 
-/* About how many tasks and items wait on @in: read without the lock, a hint. */
+/*
+ * About how many tasks wait on @in, for the id hash (items stay out of
+ * it): read without the lock, a hint.
+ */
 static inline unsigned int td_input_backlog_cpu(struct td_input *in)
 {
 	long tasks = READ_ONCE(in->added) - READ_ONCE(in->drained);
-	long items = READ_ONCE(in->items_pushed) - READ_ONCE(in->items_drained);
 
-	return min_t(unsigned long, max(tasks, 0L) + max(items, 0L), UINT_MAX);
+	return min_t(unsigned long, max(tasks, 0L), UINT_MAX);
 }
 
 int td_task_cache_init(void);

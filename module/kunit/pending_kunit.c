@@ -514,21 +514,68 @@ static void td_test_take_one_id(struct kunit *test)
 }
 
 /*
+ * An item is known by its address: it neither merges with nor waits for a
+ * task of its id, nor loses to one when it is retried, and is not found by
+ * id; td_pending_take_task() takes it, as td_pending_take() takes an id's.
+ */
+static void td_test_items_out_of_the_id_hash(struct kunit *test)
+{
+	struct td_kunit *k = td_setup(test, 4, 4);
+	struct tdispatch_task *it, *task, *w;
+	struct td_batch b, one = { .nr = 1 };
+
+	it = td_add_item(k, 1, false, 100);
+	task = td_add(k, 1, 101);
+	td_expect_order(k, TD_IDS(1, 1));
+	td_expect_lookup(k, 1, task);
+	KUNIT_EXPECT_EQ(test, k->p.ids.nr, 1);
+	td_expect_outcomes(k, TD_OUTCOMES());
+	/* Both in one batch: the item excludes no task. */
+	td_cut(k, &b, 200, TD_IDS(1, 1));
+	KUNIT_EXPECT_PTR_EQ(test, b.tasks[0], it);
+	KUNIT_EXPECT_PTR_EQ(test, b.tasks[1], task);
+	/* A newer task of id 1 waits for the task, not the item. */
+	w = td_add(k, 1, 300);
+	KUNIT_EXPECT_EQ(test, w->state, TD_TASK_WAITING);
+	td_requeue(k, &b);
+	td_expect_ended(k, task, TDISPATCH_OUTCOME_OVERRIDDEN);
+	KUNIT_EXPECT_EQ(test, it->state, TD_TASK_PENDING);
+	td_expect_order(k, TD_IDS(1, 1));
+	KUNIT_EXPECT_PTR_EQ(test, list_first_entry(&k->p.order, struct tdispatch_task, order), it);
+	/* Cancelled by id, the task goes; the item stays. */
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), 0);
+	td_expect_ended(k, w, TDISPATCH_OUTCOME_CANCELLED);
+	KUNIT_EXPECT_EQ(test, td_cancel(k, 1), -ENOENT);
+	KUNIT_EXPECT_NULL(test, td_pending_take(&k->p, 1, 400, &k->reap));
+	one.tasks[0] = td_pending_take_task(&k->p, it, 400, &k->reap);
+	td_check(k);
+	KUNIT_EXPECT_PTR_EQ(test, one.tasks[0], it);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(td_pending_take_task(&k->p, it, 400, &k->reap)), -EBUSY);
+	td_complete(k, &one, TDISPATCH_OUTCOME_DONE);
+	KUNIT_EXPECT_NULL(test, td_pending_take_task(&k->p, it, 400, &k->reap));
+	td_expect_outcomes(k, TD_OUTCOMES([TDISPATCH_OUTCOME_OVERRIDDEN] = 1,
+					  [TDISPATCH_OUTCOME_CANCELLED] = 1,
+					  [TDISPATCH_OUTCOME_DONE] = 1));
+	/* The bound counts items: the oldest place goes first, an item or not. */
+	it = td_add_item(k, 7, false, 500);
+	td_add_ids(k, 2, 5, 501);
+	td_expect_ended(k, it, TDISPATCH_OUTCOME_DROPPED);
+	td_expect_order(k, TD_IDS(2, 3, 4, 5));
+	KUNIT_EXPECT_EQ(test, k->p.ids.nr, 4);
+}
+
+/*
  * Urgent items from anywhere in line, oldest first, none waiting behind its
  * id; td_pending_urgent_waits() says whether there is one.
  */
 static void td_test_cut_urgent(struct kunit *test)
 {
 	struct td_kunit *k = td_setup(test, 8, 2);
-	struct tdispatch_task *t[6];
 	struct td_batch b;
 	unsigned int i;
 
-	for (i = 1; i <= 5; i++) {
-		t[i] = td_add(k, i, 100 + i);
-		t[i]->flags |= TD_TASK_ITEM;
-		t[i]->item_state = TD_ITEM_QUEUED | (i % 2 ? 0 : TD_ITEM_URGENT);
-	}
+	for (i = 1; i <= 5; i++)
+		td_add_item(k, i, !(i % 2), 100 + i);
 	KUNIT_EXPECT_TRUE(test, td_pending_urgent_waits(&k->p, 200, &k->reap));
 	b.nr = td_pending_cut_urgent(&k->p, 200, 8, b.tasks, &k->reap);
 	td_check(k);
@@ -587,6 +634,7 @@ static struct kunit_case td_batch_cases[] = {
 	KUNIT_CASE(td_test_cut_max_batch),
 	KUNIT_CASE(td_test_single_item),
 	KUNIT_CASE(td_test_take_one_id),
+	KUNIT_CASE(td_test_items_out_of_the_id_hash),
 	KUNIT_CASE(td_test_cut_urgent),
 	{}
 };

@@ -42,6 +42,7 @@ struct td_kunit {
 	struct td_pending p;
 	struct list_head reap;
 	unsigned long serial;	/* payload of the last task made */
+	unsigned int items;	/* items added (td_add_item()), ended or not */
 };
 
 /* How many tasks of @state the id hash holds. */
@@ -146,6 +147,7 @@ static inline void td_check(struct td_kunit *k)
 {
 	unsigned int reaped[TDISPATCH_NR_OUTCOMES] = {};
 	unsigned int nr = 0, waiting = 0, o;
+	unsigned int items_ended = 0, items_pending = 0, items_live;
 	struct td_pending *p = &k->p;
 	struct tdispatch_task *t;
 	u64 ended = 0;
@@ -153,6 +155,7 @@ static inline void td_check(struct td_kunit *k)
 	list_for_each_entry(t, &k->reap, order) {
 		KUNIT_ASSERT_LT(k->test, t->state, TDISPATCH_NR_OUTCOMES);
 		reaped[t->state]++;
+		items_ended += !!(t->flags & TD_TASK_ITEM);
 	}
 	for (o = 0; o < TDISPATCH_NR_OUTCOMES; o++) {
 		KUNIT_EXPECT_EQ_MSG(k->test, p->outcomes[o], reaped[o],
@@ -162,8 +165,15 @@ static inline void td_check(struct td_kunit *k)
 	list_for_each_entry(t, &p->order, order) {
 		KUNIT_EXPECT_GE(k->test, t->state, TD_TASK_PENDING);
 		KUNIT_EXPECT_LE(k->test, t->state, TD_TASK_WAITING);
-		/* Found by its id; a waiting one only behind an in-flight one. */
-		if (t->state == TD_TASK_WAITING) {
+		/*
+		 * Found by its id, an item never (it waits behind nothing);
+		 * a waiting one only behind an in-flight one.
+		 */
+		if (t->flags & TD_TASK_ITEM) {
+			KUNIT_EXPECT_EQ(k->test, t->state, TD_TASK_PENDING);
+			KUNIT_EXPECT_PTR_NE(k->test, td_pending_lookup(p, t->id), t);
+			items_pending++;
+		} else if (t->state == TD_TASK_WAITING) {
 			struct tdispatch_task *cur = td_pending_lookup(p, t->id);
 
 			KUNIT_EXPECT_PTR_EQ(k->test, td_pending_waiter(p, t->id), t);
@@ -176,10 +186,14 @@ static inline void td_check(struct td_kunit *k)
 	}
 	KUNIT_EXPECT_EQ(k->test, nr, p->nr_pending);
 	KUNIT_EXPECT_EQ(k->test, waiting, p->nr_waiting);
-	/* Every task the set holds is in the id hash, once. */
-	KUNIT_EXPECT_EQ(k->test, td_ids_live(p), p->nr_inflight + p->nr_pending - p->nr_waiting);
+	/* Every task the set holds but items is in the id hash, once. */
+	items_live = k->items - items_ended;
+	KUNIT_EXPECT_LE(k->test, items_live - items_pending, p->nr_inflight);
+	KUNIT_EXPECT_EQ(k->test, td_ids_live(p),
+			p->nr_inflight + p->nr_pending - p->nr_waiting - items_live);
 	KUNIT_EXPECT_EQ(k->test, td_ids_count(p, TD_TASK_WAITING), p->nr_waiting);
-	KUNIT_EXPECT_EQ(k->test, p->ids.nr, p->nr_inflight + p->nr_pending + p->nr_delayed);
+	KUNIT_EXPECT_EQ(k->test, p->ids.nr,
+			p->nr_inflight + p->nr_pending + p->nr_delayed - items_live);
 	td_check_delayed(k);
 	KUNIT_EXPECT_EQ(k->test, p->drained,
 			ended + p->nr_pending + p->nr_inflight + p->nr_delayed);
@@ -268,6 +282,21 @@ static inline struct tdispatch_task *td_add_later(struct td_kunit *k, u64 id,
 static inline struct tdispatch_task *td_add(struct td_kunit *k, u64 id, ktime_t now)
 {
 	return td_add_dl(k, id, 0, now);
+}
+
+/*
+ * An item of @id, as tdispatch_submit_item() makes one (@urgent: with
+ * tdispatch_submit_item_urgent()); it stays out of the id hash.
+ */
+static inline struct tdispatch_task *td_add_item(struct td_kunit *k, u64 id, bool urgent,
+						 ktime_t now)
+{
+	struct tdispatch_task *t = td_task_new(k);
+
+	t->flags |= TD_TASK_ITEM;
+	t->item_state = TD_ITEM_QUEUED | (urgent ? TD_ITEM_URGENT : 0);
+	k->items++;
+	return td_add_task(k, t, id, 0, 0, now);
 }
 
 /* Add ids @first to @last, arriving 1 ns apart from @now. */
@@ -376,7 +405,8 @@ static inline void td_cut(struct td_kunit *k, struct td_batch *b, ktime_t now,
 	td_expect_ids(k, b->tasks, b->nr, ids);
 	for (i = 0; i < b->nr; i++) {
 		KUNIT_EXPECT_EQ(k->test, b->tasks[i]->state, TD_TASK_INFLIGHT);
-		td_expect_lookup(k, b->tasks[i]->id, b->tasks[i]);
+		if (!(b->tasks[i]->flags & TD_TASK_ITEM))
+			td_expect_lookup(k, b->tasks[i]->id, b->tasks[i]);
 	}
 }
 

@@ -386,7 +386,7 @@ static void test_release_may_free_an_items_object(struct tcase *t)
 	item_finish(t, r, 0, i);
 }
 
-static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
+static void test_items_waiting_merge_and_stand_apart_from_tasks(struct tcase *t)
 {
 	struct tdispatch_config cfg = base_cfg;
 	struct tdispatch_item *it;
@@ -402,17 +402,22 @@ static void test_items_waiting_merge_and_yield_to_tasks(struct tcase *t)
 	for (round = 0; round < 3; round++)
 		for (i = 0; i < 16; i++)
 			T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
-	/* A plain task of an item's id replaces it, as a newer task does. */
+	/*
+	 * A plain task of an item's id is a task of its own: it neither
+	 * replaces the item nor merges into it, and cancelling the id finds
+	 * the task only.
+	 */
 	T_EXPECT_EQ(t, submit(r, 3, 0x33), 0);
 	td_sync(t, r);
 	tdispatch_get_stats(r->d, &st);
 	check_stats(t, &st);
 	T_EXPECT_EQ(t, st.accepted, 49);
-	T_EXPECT_EQ(t, st.overridden, 33);
-	T_EXPECT_EQ(t, st.pending, 16);
-	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_OVERRIDDEN), 1);
-	/* Ended as overridden, it is free and may go again: it merges no more. */
-	T_EXPECT_EQ(t, READ_ONCE(it[3].task.item_state), 0);
+	T_EXPECT_EQ(t, st.overridden, 32);
+	T_EXPECT_EQ(t, st.pending, 17);
+	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 3), 0);
+	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 3), -ENOENT);
+	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_CANCELLED), 1);
+	T_EXPECT(t, READ_ONCE(it[3].task.item_state));	/* still waiting */
 	item_finish(t, r, 32, 16);
 	for (i = 0; i < 16; i++)
 		T_EXPECT_EQ(t, READ_ONCE(it[i].task.item_state), 0);
@@ -588,6 +593,58 @@ static void test_run_now_processes_in_the_callers_context(struct tcase *t)
 	if (rec_wait_released(t, r, 2))
 		T_EXPECT_EQ(t, r->payload_of[7], 2);
 	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/*
+ * tdispatch_run_item(): an item, found by its address, never by its id,
+ * runs in the caller's context; one a worker holds is left to it, and
+ * goes round again if submitted meanwhile.
+ */
+static void test_run_item_finds_an_item_by_its_address(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct recorder *r, *other;
+	struct tdispatch_item *it;
+
+	cfg.max_batch = 8;
+	cfg.max_delay_ns = 10 * NSEC_PER_SEC;	/* no worker cuts them */
+	r = items_start(t, &cfg, 2, &it);
+	if (!r)
+		return;
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[1]), 0);
+	T_EXPECT_EQ(t, tdispatch_run_id(r->d, 1), 0);
+	T_EXPECT_EQ(t, tdispatch_run_item(r->d, &it[0]), 0);
+	/* Another dispatcher's pending item is not this one's to run. */
+	other = rec_start(t, &cfg);
+	if (other) {
+		T_EXPECT_EQ(t, tdispatch_run_item(other->d, &it[1]), 0);
+		item_finish(t, other, 0, 0);
+	}
+	T_EXPECT_EQ(t, tdispatch_run_item(r->d, &it[1]), 1);
+	T_EXPECT_EQ(t, READ_ONCE(r->released), 1);
+	T_EXPECT_EQ(t, tdispatch_run_item(r->d, &it[1]), 0);
+	if (T_EXPECT_EQ(t, r->nr_rec, 1)) {
+		T_EXPECT_EQ(t, r->rec[0].pid, current->pid);
+		T_EXPECT_EQ(t, r->rec[0].first_id, 1);
+	}
+	item_finish(t, r, 0, 1);
+
+	r = rec_start(t, &base_cfg);
+	if (!r)
+		goto out;
+	r->gated = true;
+	T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[0]), 0);
+	if (T_EXPECT(t, wait_for_completion_timeout(&r->entered, WAIT_LIMIT))) {
+		T_EXPECT_EQ(t, tdispatch_run_item(r->d, &it[0]), -EBUSY);
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[0]), 0);
+		T_EXPECT_EQ(t, tdispatch_run_item(r->d, &it[0]), -EBUSY);
+	}
+	complete(&r->gate);
+	rec_wait_released(t, r, 2);
+	T_EXPECT_EQ(t, r->nr_rec, 2);
+	item_finish(t, r, 0, 2);
+out:
+	kfree(it);
 }
 
 /* The lock that ->lock takes in the next case, and what ->unlock saw. */
@@ -874,11 +931,12 @@ out:
 
 static const struct td_case cases[] = {
 	CASE(run_now_processes_in_the_callers_context),
+	CASE(run_item_finds_an_item_by_its_address),
 	CASE(lock_ops_hold_the_users_lock_around_a_batch),
 	CASE(lock_holder_reaches_a_task_a_worker_waits_for),
 	CASE(item_submitted_while_processed_runs_again),
 	CASE(release_may_free_an_items_object),
-	CASE(items_waiting_merge_and_yield_to_tasks),
+	CASE(items_waiting_merge_and_stand_apart_from_tasks),
 	CASE(per_task_results_retry_only_what_failed),
 	CASE(max_attempts_end_exhausted),
 	CASE(expedite_lets_a_delayed_task_in),

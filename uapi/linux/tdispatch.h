@@ -51,7 +51,8 @@ enum tdispatch_result {
  *	%TDISPATCH_RESULT_SUCCESS.
  * @TDISPATCH_OUTCOME_FAILED: processed in a batch that ended
  *	%TDISPATCH_RESULT_PERMANENT.
- * @TDISPATCH_OUTCOME_OVERRIDDEN: replaced by a newer task with the same id.
+ * @TDISPATCH_OUTCOME_OVERRIDDEN: replaced by a newer task with the same id
+ *	(an in-kernel item's submission: merged into the item waiting).
  * @TDISPATCH_OUTCOME_EXPIRED: its deadline passed before a worker took it.
  * @TDISPATCH_OUTCOME_DROPPED: dropped because the pending set was full.
  * @TDISPATCH_OUTCOME_CANCELLED: cancelled, or discarded when its

@@ -3,7 +3,8 @@
  * tdispatch: a coalescing work dispatcher, in-kernel API.
  *
  * Producers submit tasks keyed by a u64 id from any context; an acceptor
- * kthread keeps only the newest task per id, bounds and batches them, and
+ * kthread keeps only the newest task per id (per item, for a task embedded
+ * in the caller's object), bounds and batches them, and
  * kworkers hand each batch to the driver's ->process().  See
  * Documentation/tdispatch.rst.
  *
@@ -46,7 +47,8 @@ enum tdispatch_destroy_mode {
 
 /**
  * struct tdispatch_task - one unit of work, as ->process() sees it
- * @id: the key; a newer task with the same id replaces this one.
+ * @id: the key; a newer task with the same id replaces this one.  An
+ *	item's id only names it (see &struct tdispatch_item).
  * @payload: the submitter's pointer, handed back untouched.
  * @submitted: when tdispatch_submit() accepted it (CLOCK_MONOTONIC).
  * @attempts: how many times a batch holding it was retried so far; stops
@@ -78,7 +80,10 @@ struct tdispatch_task {
 		struct llist_node input;
 		struct list_head order;
 	};
-	struct tdispatch_task *hnext;	/* the next in its bucket of the id hash */
+	union {
+		struct tdispatch_task *hnext;	/* a task's next in its id hash bucket */
+		const void *owner;		/* an item's dispatcher, once submitted */
+	};
 };
 
 /**
@@ -99,6 +104,12 @@ struct tdispatch_task {
  * work_struct.  Submitted again once its batch has been accounted for, an
  * item may be processed, and released, before that ->release() returns.
  * container_of() leads from the task to the object.
+ *
+ * An item is its own coalescing point: it is known by its address, not by
+ * its id, which only names it (in ->process(), traces and events).  It
+ * neither merges with nor waits for a task or another item that carries
+ * the same id, and tdispatch_cancel() and tdispatch_run_id() do not find
+ * it; tdispatch_run_item() does.
  */
 struct tdispatch_item {
 	struct tdispatch_task task;
@@ -117,6 +128,8 @@ static inline void tdispatch_item_init(struct tdispatch_item *it, u64 id, void *
 	it->task.id = id;
 	it->task.payload = payload;
 	it->task.item_state = 0;
+	it->task.state = 0;
+	it->task.owner = NULL;
 }
 
 /**
@@ -213,8 +226,9 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t);
  * struct tdispatch_ops - what a dispatcher calls back
  * @process: process one batch and say how it went.  Called from a kworker
  *	of the dispatcher's workqueue (or by a caller of tdispatch_run_now()
- *	or tdispatch_run_id()), in process context; may sleep.  Never
- *	called concurrently for two batches holding the same id.  A return
+ *	tdispatch_run_id() or tdispatch_run_item()), in process context; may
+ *	sleep.  Never called concurrently for two batches holding the same
+ *	task id, nor the same item.  A return
  *	value outside &enum tdispatch_result is a bug: the batch is treated
  *	as %TDISPATCH_RESULT_PERMANENT, counted in &tdispatch_stats.bad_results,
  *	and one rate-limited line is logged.
@@ -228,7 +242,8 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t);
  *	line), as the link watch holds RTNL around a pass.  A worker cuts its
  *	batch only once it holds the lock, so no task waits for it in a batch
  *	already cut.  Code that holds that lock may run batches itself with
- *	tdispatch_run_now() and tdispatch_run_id(), which do not call @lock,
+ *	tdispatch_run_now(), tdispatch_run_id() and tdispatch_run_item(),
+ *	which do not call @lock,
  *	so ->process() always runs under it; not tdispatch_destroy(), which
  *	waits for workers that may wait for the lock.  May sleep.
  * @unlock: releases what @lock took.
@@ -523,6 +538,7 @@ int tdispatch_batch_set_result(struct tdispatch_batch *b, unsigned int i,
 int tdispatch_cancel(struct tdispatch *d, u64 id);
 int tdispatch_run_now(struct tdispatch *d);
 int tdispatch_run_id(struct tdispatch *d, u64 id);
+int tdispatch_run_item(struct tdispatch *d, struct tdispatch_item *it);
 int tdispatch_expedite(struct tdispatch *d, u64 id);
 int tdispatch_expedite_key(struct tdispatch *d, u64 key);
 int tdispatch_set_rate(struct tdispatch *d, unsigned int rate, unsigned int burst);
