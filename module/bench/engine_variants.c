@@ -193,9 +193,9 @@ static void td_teardown(void)
 
 	if (td && verbose) {
 		tdispatch_get_stats(td, &st);
-		seq_buf_printf(&out, "# %s: accepted %llu done %llu batches %llu wakeups %llu",
+		seq_buf_printf(&out, "# %s: accepted %llu done %llu batches %llu wakeups %llu looks %llu",
 			       tdispatch_priv(td) ? "td-task" : "td-item", st.accepted, st.done,
-			       st.batches, st.wakeups);
+			       st.batches, st.wakeups, st.looks);
 		seq_buf_printf(&out, " slow: input %d pending %d\n", atomic_xchg(&slow_input, 0),
 			       atomic_xchg(&slow_pending, 0));
 	}
