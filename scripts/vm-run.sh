@@ -19,6 +19,16 @@ set -eu
 
 kernel=$1 initrd=$2 mode=$3 logdir=${4:-} tmo=${5:-2400}
 append="console=ttyS0,115200 panic=-1 oops=panic tdmode=$mode${VM_APPEND:+ $VM_APPEND}"
+# A benchmark keeps the TSC as its clock.  Under TCG the clocksource
+# watchdog finds the TSC skewed against the emulated HPET (0.1% over
+# half a second) a minute or so into a boot and switches to the HPET,
+# whose every read is an exit to QEMU's device model under its global
+# lock: every ktime_get() after that costs microseconds, and rounds
+# before and after the switch measure different machines.  QEMU's TSC
+# comes from the host's clock, the same for every vCPU.
+case "$mode" in
+bench|linkbench) append="$append tsc=reliable" ;;
+esac
 # VM_TCG=single|multi: TCG's threading.  Single (the default) runs both
 # vCPUs in turns on one host thread: no vCPU waits for an IPI from another
 # that the host has descheduled (the stall seen in text_poke_bp()), and on
