@@ -193,9 +193,10 @@ static void td_teardown(void)
 
 	if (td && verbose) {
 		tdispatch_get_stats(td, &st);
-		seq_buf_printf(&out, "# %s: accepted %llu done %llu batches %llu wakeups %llu looks %llu",
+		seq_buf_printf(&out, "# %s: accepted %llu done %llu batches %llu",
 			       tdispatch_priv(td) ? "td-task" : "td-item", st.accepted, st.done,
-			       st.batches, st.wakeups, st.looks);
+			       st.batches);
+		seq_buf_printf(&out, " wakeups %llu looks %llu", st.wakeups, st.looks);
 		seq_buf_printf(&out, " slow: input %d pending %d\n", atomic_xchg(&slow_input, 0),
 			       atomic_xchg(&slow_pending, 0));
 	}
