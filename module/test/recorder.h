@@ -87,7 +87,8 @@ struct recorder {
 	spinlock_t lock;		/* records, outcomes */
 	wait_queue_head_t wait;
 	struct record rec[MAX_RECORDS];
-	unsigned int nr_rec;
+	unsigned int nr_rec;		/* batches begun */
+	unsigned int nr_recorded;	/* of those, whose record is written */
 	unsigned int outcome[TDISPATCH_NR_OUTCOMES];
 	unsigned int released;
 	unsigned long payload_of[MAX_IDS];	/* last processed payload per id */
@@ -162,6 +163,7 @@ static enum tdispatch_result rec_process(struct tdispatch *d, struct tdispatch_b
 		r->payload_of[id] = (unsigned long)tdispatch_task_payload(task);
 		clear_bit(id, r->busy);
 	}
+	r->nr_recorded++;
 	spin_unlock(&r->lock);
 	atomic_dec(&r->running);
 	wake_up_all(&r->wait);

@@ -324,9 +324,11 @@ static void periodic_finish(struct tcase *t, struct recorder *r)
 	rec_free(r);
 }
 
+/* @n runs recorded: ->nr_rec counts a run as it begins, before its record. */
 static bool wait_runs(struct tcase *t, struct recorder *r, unsigned int n)
 {
-	return T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->nr_rec) >= n, WAIT_LIMIT));
+	return T_EXPECT(t, wait_event_idle_timeout(r->wait, READ_ONCE(r->nr_recorded) >= n,
+						   WAIT_LIMIT));
 }
 
 /*
