@@ -46,8 +46,9 @@
  * runs on until nothing is left to process.  Samples that no processing
  * reflects (a payload processed last that is older than the object's
  * newest version) are counted beside the table.  Capacity: the highest
- * offered rate (doubling from 100k/s, then two bisections) at which the
- * producers offer 95% of it and staleness p99 stays within 2 ms.
+ * offered rate (doubling from 100k/s, or halving to 6,250/s if 100k/s is
+ * too much, then two bisections) at which the producers offer 95% of it
+ * and staleness p99 stays within 2 ms.
  *
  *   BENCH user <mode> trivial ids=<dist>/1024 rate=<r> accepted_per_s=
  *	processed_per_s= cpu_ns= stale_p50_us= stale_p99_us=
@@ -875,6 +876,15 @@ static unsigned long long capacity(int mode)
 		rate *= 2;
 	}
 	hi = rate;
+	/* Not even 100k/s: down a halving ladder, to a sixteenth of it. */
+	while (!lo && rate > 100000 / 16) {
+		rate /= 2;
+		run_one(mode, D_UNIFORM, rate, &r);
+		if (fresh(&r, rate))
+			lo = rate;
+		else
+			hi = rate;
+	}
 	for (i = 0; i < 2 && lo; i++) {
 		rate = (lo + hi) / 2;
 		run_one(mode, D_UNIFORM, rate, &r);

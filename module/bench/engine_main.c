@@ -59,7 +59,8 @@
  *                from just before the change to the start of the first
  *                processing that reflects it: one that reads that
  *                version or a newer one; p50, p99 and max
- * Capacity: the highest offered rate (a doubling ladder from cap_start,
+ * Capacity: the highest offered rate (a doubling ladder from cap_start, or
+ * a halving one down to a sixteenth of it if cap_start itself is too much,
  * then cap_steps bisections) at which a variant's producers offer at
  * least 95% of the rate and staleness p99 stays within 2 ms (the window,
  * 0, + 2 ms) in most of cap_probes runs of that rate.
@@ -349,6 +350,14 @@ static u64 capacity(unsigned int vi, unsigned int w)
 		rate *= 2;
 	}
 	hi = rate;
+	/* Not even the first: down a halving ladder, to a sixteenth of it. */
+	while (!lo && rate > cap_start / 16) {
+		rate /= 2;
+		if (keeps_up(vi, rate))
+			lo = rate;
+		else
+			hi = rate;
+	}
 	for (i = 0; i < cap_steps && lo; i++) {
 		rate = (lo + hi) / 2;
 		if (keeps_up(vi, rate))
