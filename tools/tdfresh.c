@@ -46,7 +46,7 @@
  * runs on until nothing is left to process.  Samples that no processing
  * reflects (a payload processed last that is older than the object's
  * newest version) are counted beside the table.  Capacity: the highest
- * offered rate (doubling from 100k/s, or halving to 6,250/s if 100k/s is
+ * offered rate (doubling from 100k/s, or halving to 1,562/s if 100k/s is
  * too much, then two bisections) at which the producers offer 95% of it
  * and staleness p99 stays within 2 ms.
  *
@@ -876,8 +876,8 @@ static unsigned long long capacity(int mode)
 		rate *= 2;
 	}
 	hi = rate;
-	/* Not even 100k/s: down a halving ladder, to a sixteenth of it. */
-	while (!lo && rate > 100000 / 16) {
+	/* Not even 100k/s: down a halving ladder, to a sixty-fourth of it. */
+	while (!lo && rate > 100000 / 64) {
 		rate /= 2;
 		run_one(mode, D_UNIFORM, rate, &r);
 		if (fresh(&r, rate))

@@ -60,7 +60,7 @@
  *                processing that reflects it: one that reads that
  *                version or a newer one; p50, p99 and max
  * Capacity: the highest offered rate (a doubling ladder from cap_start, or
- * a halving one down to a sixteenth of it if cap_start itself is too much,
+ * a halving one down to a sixty-fourth of it if cap_start itself is too much,
  * then cap_steps bisections) at which a variant's producers offer at
  * least 95% of the rate and staleness p99 stays within 2 ms (the window,
  * 0, + 2 ms) in most of cap_probes runs of that rate.
@@ -350,8 +350,8 @@ static u64 capacity(unsigned int vi, unsigned int w)
 		rate *= 2;
 	}
 	hi = rate;
-	/* Not even the first: down a halving ladder, to a sixteenth of it. */
-	while (!lo && rate > cap_start / 16) {
+	/* Not even the first: down a halving ladder, to a sixty-fourth of it. */
+	while (!lo && rate > cap_start / 64) {
 		rate /= 2;
 		if (keeps_up(vi, rate))
 			lo = rate;
