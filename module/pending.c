@@ -188,26 +188,26 @@ static void td_pending_override(struct td_pending *p, struct tdispatch_task *old
 static void td_pending_enter(struct td_pending *p, struct tdispatch_task *t,
 			     ktime_t now, struct list_head *reap)
 {
-	struct tdispatch_task *cur = NULL, *old = NULL;
+	struct tdispatch_task *cur, *old;
 
 	t->state = TD_TASK_PENDING;
 	if (td_keyed(t)) {
 		cur = td_pending_lookup(p, t->id);
 		old = cur;
-	}
-	if (cur && cur->state == TD_TASK_INFLIGHT) {
-		t->state = TD_TASK_WAITING;
-		old = td_pending_waiter(p, t->id);
-	}
-	if (old) {
-		td_ids_replace(&p->ids, old, t);
-		td_pending_override(p, old, t, reap);
-		return;
+		if (cur && cur->state == TD_TASK_INFLIGHT) {
+			t->state = TD_TASK_WAITING;
+			old = td_pending_waiter(p, t->id);
+		}
+		if (old) {
+			td_ids_replace(&p->ids, old, t);
+			td_pending_override(p, old, t, reap);
+			return;
+		}
+		/* Before room is made: the oldest to go is never @t. */
+		td_ids_link(&p->ids, t);
 	}
 	td_pending_make_room(p, reap);
 	t->queued = now;
-	if (td_keyed(t))
-		td_ids_link(&p->ids, t);
 	list_add_tail(&t->order, &p->order);
 	p->nr_pending++;
 	p->nr_waiting += t->state == TD_TASK_WAITING;

@@ -773,7 +773,10 @@ struct tdispatch_slots {
  * (EBADF without).  ENOENT: no task of the id waits; EBUSY: only in flight.
  */
 #define TDISPATCH_IOC_CANCEL		_IO(TDISPATCH_IOC_MAGIC, 0x05)
-/* struct tdispatch_query; own or attached.  An unknown id is ABSENT. */
+/*
+ * struct tdispatch_query; own or attached.  An unknown id is ABSENT, and
+ * so is the id of a driver's item (an item is found by its address only).
+ */
 #define TDISPATCH_IOC_QUERY		_IO(TDISPATCH_IOC_MAGIC, 0x06)
 /* struct tdispatch_stats_user; own or attached. */
 #define TDISPATCH_IOC_STATS		_IO(TDISPATCH_IOC_MAGIC, 0x07)
