@@ -38,8 +38,9 @@
  *
  * Workloads: "trivial" processing (reading the version) and "costly"
  * (2 us a task and 20 us a batch, as a lock taken and a device or
- * network call made once per batch).  Ids: round-robin, uniform and Zipf
- * (s = 1, ranks scattered over the ids), over 1,024 and 1,000,000
+ * network call made once per batch; what the delays take is printed).
+ * Ids: round-robin, uniform and Zipf (s = 1, ranks scattered over the
+ * ids), over 1,024 and 1,000,000
  * objects.  Producers: a kthread per online CPU, each offering its share
  * of the rate, paced by an absolute hrtimer sleep every tick_us; a
  * producer that falls behind catches up at once (open loop).
@@ -372,13 +373,34 @@ static const char *const table_head =
 	"| variant | last processed us (round 1) | accepted/s | processed/s | coalescing | cpu_ns | submit ns | stale p50 us | p99 | max |\n"
 	"|---|---|---|---|---|---|---|---|---|---|\n";
 
+/* What costly's delays take here, in ns: a hundred of each, mean. */
+static void costly_measured(u64 *task_ns, u64 *batch_ns)
+{
+	u64 t0, t1, t2;
+	unsigned int i;
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < 100; i++)
+		ndelay(TASK_COST_NS);
+	t1 = ktime_get_ns();
+	for (i = 0; i < 100; i++)
+		udelay(BATCH_COST_US);
+	t2 = ktime_get_ns();
+	*task_ns = div_u64(t1 - t0, 100);
+	*batch_ns = div_u64(t2 - t1, 100);
+}
+
 static void report(void)
 {
 	unsigned int c, vi;
 	struct where x;
+	u64 task_ns, batch_ns;
 
+	costly_measured(&task_ns, &batch_ns);
 	seq_buf_printf(&out, "# %u CPUs, %u producers, %u ms a run, tick %u us, %u rounds\n",
 		       num_online_cpus(), nr_prods, run_ms, tick_us, reps);
+	seq_buf_printf(&out, "# costly: a task's delay takes %llu ns, a batch's %llu ns\n",
+		       task_ns, batch_ns);
 	seq_buf_printf(&out, "# window 0 for all; cpu_ns: all CPUs' busy time less none's,\n");
 	seq_buf_printf(&out, "# per accepted submission\n");
 	for (c = 0; c < NR_CELLS; c++) {
