@@ -56,7 +56,12 @@ expect "expedite --key 7 lets both in" "$(tdctl expedite --key 7)" \
 expect "expedite 8" "$(tdctl expedite 8)" "expedited delayed task 8"
 tdctl expedite 8 2>/dev/null
 expect "expedite of an id no longer delayed fails" "$?" 1
-tdctl work --count 1 --exec 'cat >/dev/null' 2>/dev/null
+# One batch if the three came within the 200 ms window, else two (each
+# tdctl a process of its own, slow on a debug kernel under TCG).
+for i in 1 2; do
+	tdctl work --count 1 --exec 'cat >/dev/null' 2>/dev/null
+	[ "$(stat done)" -ge 5 ] && break
+done
 expect "expedited tasks were processed" "$(stat done)/$(stat expedited)" "5/3"
 
 # Three merges of one id before a worker takes it: one task, the last payload.
