@@ -188,13 +188,12 @@ static void td_pending_override(struct td_pending *p, struct tdispatch_task *old
 static void td_pending_enter(struct td_pending *p, struct tdispatch_task *t,
 			     ktime_t now, struct list_head *reap)
 {
-	struct tdispatch_task *cur, *old;
+	struct tdispatch_task *old;
 
 	t->state = TD_TASK_PENDING;
 	if (td_keyed(t)) {
-		cur = td_pending_lookup(p, t->id);
-		old = cur;
-		if (cur && cur->state == TD_TASK_INFLIGHT) {
+		old = td_pending_lookup(p, t->id);
+		if (old && old->state == TD_TASK_INFLIGHT) {
 			t->state = TD_TASK_WAITING;
 			old = td_pending_waiter(p, t->id);
 		}

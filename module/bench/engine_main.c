@@ -40,10 +40,10 @@
  * (2 us a task and 20 us a batch, as a lock taken and a device or
  * network call made once per batch; what the delays take is printed).
  * Ids: round-robin, uniform and Zipf (s = 1, ranks scattered over the
- * ids), over 1,024 and 1,000,000
- * objects.  Producers: a kthread per online CPU, each offering its share
- * of the rate, paced by an absolute hrtimer sleep every tick_us; a
- * producer that falls behind catches up at once (open loop).
+ * ids), over 1,024 and 1,000,000 objects.  Producers: a kthread per
+ * online CPU, each offering its share of the rate, paced by an absolute
+ * hrtimer sleep every tick_us; a producer that falls behind catches up
+ * at once (open loop).
  *
  * Figures, per run (the table gives medians over reps interleaved rounds):
  *   accepted/s   submissions accepted (a merged one included) over the
