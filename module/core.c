@@ -108,7 +108,6 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	if (gfp & __GFP_ACCOUNT)
 		d->memcg = get_mem_cgroup_from_mm(NULL);
 	init_waitqueue_head(&d->idle_wait);
-	init_waitqueue_head(&d->accounted_wait);
 	mutex_init(&d->lock);
 	spin_lock_init(&d->observers_lock);
 	INIT_LIST_HEAD(&d->observers);

@@ -86,19 +86,6 @@ void td_batch_redeliver(struct tdispatch_batch *b)
 }
 
 /*
- * How many batches @b's worker has accounted for (counted, their ended
- * tasks reaped and their events queued).  Read while @b is being
- * processed, the count plus one is the value that says @b itself has been
- * accounted for: the char device's COMPLETE waits for it, so that its
- * caller reads its own completion in the counters and events.
- */
-unsigned long td_batch_accounted(struct tdispatch_batch *b)
-{
-	/* Pairs with the release in td_batch_work(). */
-	return smp_load_acquire(&container_of(b, struct td_worker, batch)->accounted);
-}
-
-/*
  * An urgent item whose hint a cutter spent may not be in line yet: on an
  * input list (drained after its submitter's kick), or going round again
  * after its batch (td_item_again() pushes it, which wakes the acceptor).
@@ -245,6 +232,7 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 		}
 		if (!td_cut_batch(d, w, now, reap, &next))
 			return next;
+		w->cut_queued = true;
 		queue_work(d->wq, &w->work);
 	}
 	return KTIME_MAX;
@@ -530,33 +518,21 @@ static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic, ktim
 }
 
 /*
- * Process the batch in @w and account for it.  Return true if the next batch
- * was cut for @w at once, which the worker goes on with (while
- * @again): no wake-up of the acceptor, no queueing, while batches are due
- * back to back.  With ->lock, a worker (not a caller) comes holding it, and
- * it is dropped here.
+ * Account for the batch in @w, which ended with @res (a result, or
+ * TD_RESULT_REDELIVER; @bad: ->process() returned none).  Return true if
+ * the next batch was cut for @w at once, which the worker goes on with
+ * (while @again): no wake-up of the acceptor, no queueing, while batches
+ * are due back to back.  With ->lock, a worker (not a caller) comes
+ * holding it, and it is dropped here.
  */
-static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
+static bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad,
+			 bool again)
 {
 	struct tdispatch_batch *b = &w->batch;
 	bool locked = d->ops->lock && !w->caller;
-	enum tdispatch_result res;
+	bool periodic = false, more, kick;
 	LIST_HEAD(reap);
-	bool bad = false, periodic = false, more, kick;
 	ktime_t now, next;
-
-	w->redeliver = false;
-	b->marked = false;
-	res = d->ops->process(d, b);
-	if (w->redeliver) {
-		res = TD_RESULT_REDELIVER;
-	} else if ((unsigned int)res >= TDISPATCH_NR_RESULTS) {
-		/* A driver bug, not ours to WARN about: counted, and failed. */
-		pr_err_ratelimited("tdispatch %s: ->process() returned %d, taken as PERMANENT\n",
-				   d->name, res);
-		res = TDISPATCH_RESULT_PERMANENT;
-		bad = true;
-	}
 
 	mutex_lock(&d->lock);
 	now = ktime_get();
@@ -583,13 +559,73 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 	/* Accounted for and released under the caller's lock: see ->lock. */
 	if (locked)
 		d->ops->unlock(d);
-	/* The counts and events above before the news: td_batch_accounted(). */
-	smp_store_release(&w->accounted, w->accounted + 1);
-	if (wq_has_sleeper(&d->accounted_wait))
-		wake_up_all(&d->accounted_wait);
 	if (kick)
 		td_kick(d);
 	return more;
+}
+
+/*
+ * Process the batch in @w and account for it, unless ->process() holds it
+ * (TD_RESULT_HELD) for td_batch_finish().  Return as td_end_batch().
+ */
+static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
+{
+	struct tdispatch_batch *b = &w->batch;
+	bool bad = false;
+	int res;
+
+	w->redeliver = false;
+	b->marked = false;
+	res = d->ops->process(d, b);
+	/* Held: @w is another's to end, and maybe to reuse, from now on. */
+	if (res == TD_RESULT_HELD && d->holds_batches)
+		return false;
+	if (w->redeliver) {
+		res = TD_RESULT_REDELIVER;
+	} else if ((unsigned int)res >= TDISPATCH_NR_RESULTS) {
+		/* A driver bug, not ours to WARN about: counted, and failed. */
+		pr_err_ratelimited("tdispatch %s: ->process() returned %d, taken as PERMANENT\n",
+				   d->name, res);
+		res = TDISPATCH_RESULT_PERMANENT;
+		bad = true;
+	}
+	return td_end_batch(d, w, res, bad, again);
+}
+
+/* Batches one work item runs back to back before it lets the acceptor queue the next. */
+#define TD_BATCHES_PER_WORK	16
+
+/**
+ * td_batch_finish() - end a batch that ->process() held
+ * @b: the batch
+ * @res: its result, or TD_RESULT_REDELIVER
+ *
+ * The batch is accounted for as if ->process() had returned @res.  If the
+ * next batch can be cut for its worker at once, it is, and handed to
+ * ->process() here, as the worker's kworker would: a holder that ends
+ * its batches itself (the char device's COMPLETE) keeps a backlog moving
+ * with no kworker woken.
+ *
+ * Process context; may sleep.  Not under anything ->process() takes.
+ */
+void td_batch_finish(struct tdispatch_batch *b, int res)
+{
+	struct td_worker *w = container_of(b, struct td_worker, batch);
+	unsigned int n = 1;
+
+	might_sleep();
+	if (!td_end_batch(w->d, w, res, false, true))
+		return;
+	while (td_run_batch(w->d, w, ++n < TD_BATCHES_PER_WORK))
+		cond_resched();
+}
+
+/* Which of its dispatcher's workers holds @b: 0 to workers - 1. */
+unsigned int td_batch_worker(const struct tdispatch_batch *b)
+{
+	const struct td_worker *w = container_of(b, struct td_worker, batch);
+
+	return w - w->d->workers;
 }
 
 /* Most tasks tdispatch_run_now() hands over at once: the batch is on the stack. */
@@ -726,19 +762,17 @@ int tdispatch_run_item(struct tdispatch *d, struct tdispatch_item *it)
 }
 EXPORT_SYMBOL_GPL(tdispatch_run_item);
 
-/* Batches one work item runs back to back before it lets the acceptor queue the next. */
-#define TD_BATCHES_PER_WORK	16
-
 /*
  * With no window (d->direct), a worker's work drains the input first,
  * under the lock, whoever queued it: a submitter whose task was the first
  * on its CPU's list (td_wake_for_input()), which may have found the worker
  * free, or the acceptor, which cut a batch into it (and then the
  * submitter's queue_work() found the work pending, its wake-up folded
- * into this run).  A free worker gets a batch cut for it here.  What is
- * left goes to the acceptor: tasks pending while another worker is free, a
- * delayed task's time, the id hash's size.  Return true if @w holds a
- * batch.
+ * into this run).  A free worker gets a batch cut for it here; a busy one
+ * runs the batch the acceptor cut for it, but not one that ->process()
+ * holds (td_batch_finish() ends that).  What is left goes to the acceptor:
+ * tasks pending while another worker is free, a delayed task's time, the
+ * id hash's size.  Return true if @w holds a batch to run.
  *
  * With ->lock, the same, under it, whatever the window: such a worker
  * holds no batch before this, being free, claimed by the acceptor, or
@@ -758,6 +792,9 @@ static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 		d->free_workers |= BIT_ULL(w - d->workers);
 	if (d->free_workers & BIT_ULL(w - d->workers))
 		cut = td_cut_batch(d, w, now, &reap, &next);
+	else
+		cut = w->cut_queued;
+	w->cut_queued = false;
 	kick = (d->pending.nr_pending && d->free_workers && !td_acceptor_looks_by_token(d, now)) ||
 	       td_acceptor_owed(d);
 	td_delayed_sync(d);
@@ -783,9 +820,9 @@ static void td_locked_work(struct tdispatch *d, struct td_worker *w)
 		d->ops->unlock(d);
 }
 
-void td_batch_work(struct work_struct *work)
+/* A worker's work: on its kworker, or in a submitter (td_vec_flush_here()). */
+void td_worker_run(struct td_worker *w)
 {
-	struct td_worker *w = container_of(work, struct td_worker, work);
 	unsigned int n = 1;
 
 	if (w->d->ops->lock) {
@@ -797,4 +834,9 @@ void td_batch_work(struct work_struct *work)
 		return;
 	while (td_run_batch(w->d, w, n++ < TD_BATCHES_PER_WORK))
 		cond_resched();
+}
+
+void td_batch_work(struct work_struct *work)
+{
+	td_worker_run(container_of(work, struct td_worker, work));
 }

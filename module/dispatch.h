@@ -21,12 +21,23 @@ struct tdispatch;
  */
 #define TD_RESULT_REDELIVER	TDISPATCH_NR_RESULTS
 
+/*
+ * What ->process() of a dispatcher with ->holds_batches (the char
+ * device's) returns when it keeps the batch, lent out, for
+ * td_batch_finish() to end later: its worker stays busy meanwhile.  Out of
+ * range too, and taken as a bad result from any other ->process().
+ */
+#define TD_RESULT_HELD		(TDISPATCH_NR_RESULTS + 1)
+
 int td_acceptor_fn(void *arg);
 void td_batch_work(struct work_struct *work);
+struct td_worker;
+void td_worker_run(struct td_worker *w);
 void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_throttle_end(struct tdispatch *d, ktime_t now);
 void td_batch_redeliver(struct tdispatch_batch *b);
-unsigned long td_batch_accounted(struct tdispatch_batch *b);
+void td_batch_finish(struct tdispatch_batch *b, int res);
+unsigned int td_batch_worker(const struct tdispatch_batch *b);
 bool td_idle(struct tdispatch *d);
 
 #endif /* _TDISPATCH_DISPATCH_H */

@@ -42,8 +42,8 @@ struct td_worker {
 	struct work_struct work;
 	struct tdispatch *d;
 	bool redeliver;			/* set by td_batch_redeliver() */
+	bool cut_queued;		/* the acceptor cut its batch and queued it */
 	bool caller;			/* a caller's, on its stack: tdispatch_run_now() */
-	unsigned long accounted;	/* batches counted and reaped: td_batch_accounted() */
 	struct tdispatch_batch batch;
 };
 
@@ -75,13 +75,14 @@ struct tdispatch {
 	 * what takes time (delays, retries, the shaper, periodic runs).
 	 */
 	bool direct;
+	/* ->process() may hold a batch: TD_RESULT_HELD, td_batch_finish(). */
+	bool holds_batches;
 	struct workqueue_struct *wq;
 	bool kick;			/* acceptor: look again */
 	unsigned int urgent;		/* an urgent item may wait: see td_cut_batch() */
 	unsigned long idle_seq;		/* bumped each time it finds all idle */
 	unsigned int idle_waiters;	/* in td_wait_idle(); under ->lock */
 	wait_queue_head_t idle_wait;
-	wait_queue_head_t accounted_wait;	/* td_batch_accounted() moved on */
 
 	struct mutex lock;		/* everything below */
 	struct td_pending pending;

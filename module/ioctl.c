@@ -177,7 +177,7 @@ int td_submit_vector(void __user *uarg,
 		s.accepted += !ut.status;
 	}
 	/* Paid before the copy out, which may sleep. */
-	td_vec_flush(&v);
+	td_vec_flush_here(&v);
 	ret = td_copy_out(uarg, &s, sizeof(s));
 out:
 	td_vec_flush(&v);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Leases: the engine's ->process() runs on a kworker that parks the batch
- * as a lease on the file's ready list and sleeps until a userspace worker
- * takes it (TDISPATCH_IOC_TAKE) and completes it (TDISPATCH_IOC_COMPLETE).
- * A lease that is not completed within lease_ns, or whose taker closes the
- * file (->flush() with its files_struct), is redelivered: the batch goes
- * back to the head of the line without a shaper hold-off.
+ * Leases: the engine's ->process() parks the batch as a lease on the
+ * file's ready list and returns, holding it (TD_RESULT_HELD), until a
+ * userspace worker takes it (TDISPATCH_IOC_TAKE) and completes it
+ * (TDISPATCH_IOC_COMPLETE), which ends the batch in the caller's context:
+ * no kworker waits for the user.  A lease that is not completed within
+ * lease_ns, or whose taker closes the file (->flush() with its
+ * files_struct), is redelivered: the batch goes back to the head of the
+ * line without a shaper hold-off.
  */
 #include <linux/bsearch.h>
 #include <linux/fs.h>
@@ -28,23 +30,23 @@ static_assert(sizeof(struct tdispatch_task_result) == 16);
 static_assert(sizeof(struct tdispatch_lease_task) == 32);
 
 enum td_lease_state {
+	TD_LEASE_FREE,		/* its worker's batch is not lent out */
 	TD_LEASE_READY,		/* on the ready list */
-	TD_LEASE_COPYING,	/* a TAKE copies it out, on no list, lock dropped */
-	TD_LEASE_TAKEN,		/* a worker holds it */
-	TD_LEASE_DONE,		/* completed with ->result */
-	TD_LEASE_ABANDONED,	/* expired, holder gone, or file closing */
+	TD_LEASE_COPYING,	/* a TAKE copies it out, on ->copying, lock dropped */
+	TD_LEASE_TAKEN,		/* a worker holds it, on ->taken */
 };
 
-/* Lives on the stack of the kworker in td_user_process(). */
+/* One an engine worker: its batch, while lent out.  Under u->lock. */
 struct td_lease {
 	struct list_head node;		/* ready, copying or taken list */
+	struct td_user *u;
 	struct tdispatch_batch *batch;
-	unsigned long accounted;	/* td_batch_accounted() once it is */
 	u64 id;
+	u64 deadline;			/* ktime_get_ns(): a taken lease's end */
 	fl_owner_t owner;
 	bool flushed;			/* its owner closed the file while COPYING */
 	enum td_lease_state state;
-	enum tdispatch_result result;
+	struct delayed_work expire;	/* td_lease_expire() */
 };
 
 /*
@@ -110,31 +112,74 @@ static void td_payload_settle(struct td_user *u, struct td_payload *p, bool take
 	hlist_bl_unlock(b);
 }
 
-static bool td_lease_ended(struct td_lease *l)
+/*
+ * The lease's batch is no longer lent out: off its list, to be ended by
+ * the caller with td_batch_finish() once u->lock is dropped (which may
+ * lend the worker's next batch through @l again).
+ */
+static struct tdispatch_batch *td_lease_end(struct td_lease *l)
 {
-	return READ_ONCE(l->state) >= TD_LEASE_DONE;
-}
-
-/* Taken or ended: no TAKE is looking at the batch any more. */
-static bool td_lease_left(struct td_lease *l)
-{
-	return READ_ONCE(l->state) > TD_LEASE_COPYING;
+	lockdep_assert_held(&l->u->lock);
+	list_del_init(&l->node);
+	l->state = TD_LEASE_FREE;
+	return l->batch;
 }
 
 /*
- * Wait out a taken lease: until it ends or lease_ns has passed by the
- * monotonic clock.  The wait itself is in ticks, which never end early
- * by jiffies, but jiffies can lag the clock by a few ticks (a stalled
- * tick, as under TCG): the time left is looked at again after each.
+ * Look at a taken lease again by its deadline.  The wait is in jiffies,
+ * which can lag the monotonic clock by a few ticks (a stalled tick, as
+ * under TCG): td_lease_expire() looks at the time left again.
  */
-static void td_lease_wait(struct td_user *u, struct td_lease *l)
+static void td_lease_arm(struct td_lease *l, u64 now)
 {
-	u64 end = ktime_get_ns() + u->lease_ns;
-	u64 now;
+	mod_delayed_work(system_wq, &l->expire, nsecs_to_jiffies(l->deadline - now) + 1);
+}
 
-	while (!td_lease_ended(l) && (now = ktime_get_ns()) < end)
-		wait_event_idle_timeout(u->lease_wait, td_lease_ended(l),
-					nsecs_to_jiffies(end - now) + 1);
+/* A taken lease not completed within lease_ns: redelivered. */
+static void td_lease_expire(struct work_struct *work)
+{
+	struct td_lease *l = container_of(to_delayed_work(work), struct td_lease, expire);
+	struct tdispatch_batch *b = NULL;
+	struct td_user *u = l->u;
+	u64 now = ktime_get_ns();
+
+	mutex_lock(&u->lock);
+	/* Completed meanwhile, or lent again and taken with a later deadline. */
+	if (l->state == TD_LEASE_TAKEN) {
+		if (now >= l->deadline)
+			b = td_lease_end(l);
+		else
+			td_lease_arm(l, now);
+	}
+	mutex_unlock(&u->lock);
+	if (b)
+		td_batch_finish(b, TD_RESULT_REDELIVER);
+}
+
+int td_leases_init(struct td_user *u)
+{
+	unsigned int i, n = u->d->nr_workers;
+
+	u->leases = kcalloc(n, sizeof(*u->leases), TD_GFP_USER);
+	if (!u->leases)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		INIT_LIST_HEAD(&u->leases[i].node);
+		u->leases[i].u = u;
+		INIT_DELAYED_WORK(&u->leases[i].expire, td_lease_expire);
+	}
+	/* Before anything is submitted: no batch is cut before the leases are there. */
+	u->d->holds_batches = true;
+	return 0;
+}
+
+/* After td_user_abandon() of them all: no lease is taken, none is lent again. */
+void td_leases_stop(struct td_user *u)
+{
+	unsigned int i;
+
+	for (i = 0; i < u->d->nr_workers; i++)
+		cancel_delayed_work_sync(&u->leases[i].expire);
 }
 
 /* A lease went on ->ready: tell pollers, and one TAKE waiter. */
@@ -144,15 +189,14 @@ static void td_batch_ready(struct td_user *u)
 	wake_up_interruptible(&u->take_wait);
 }
 
+/*
+ * Runs on a kworker, or in td_batch_finish() for the COMPLETE (or the
+ * expiry, or the close) that ended the worker's last batch.
+ */
 enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
 	struct td_user *u = tdispatch_priv(d);
-	struct td_lease l = {
-		.batch = b,
-		.accounted = td_batch_accounted(b) + 1,
-		.state = TD_LEASE_READY,
-	};
-	enum tdispatch_result res;
+	struct td_lease *l = &u->leases[td_batch_worker(b)];
 
 	mutex_lock(&u->lock);
 	if (u->closing) {
@@ -161,29 +205,12 @@ enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batc
 		td_batch_redeliver(b);
 		return TDISPATCH_RESULT_SUCCESS;
 	}
-	list_add_tail(&l.node, &u->ready);
+	l->batch = b;
+	l->state = TD_LEASE_READY;
+	list_add_tail(&l->node, &u->ready);
 	mutex_unlock(&u->lock);
 	td_batch_ready(u);
-
-	/*
-	 * Idle, not uninterruptible: nobody may take it for a long time, and
-	 * a TAKE may copy it out for as long as the user's memory takes.
-	 */
-	wait_event_idle(u->lease_wait, td_lease_left(&l));
-	td_lease_wait(u, &l);
-
-	mutex_lock(&u->lock);
-	if (l.state == TD_LEASE_DONE) {
-		res = l.result;
-	} else {
-		if (l.state == TD_LEASE_TAKEN)
-			list_del(&l.node);
-		l.state = TD_LEASE_ABANDONED;
-		td_batch_redeliver(b);
-		res = TDISPATCH_RESULT_SUCCESS;
-	}
-	mutex_unlock(&u->lock);
-	return res;
+	return TD_RESULT_HELD;
 }
 
 /*
@@ -280,10 +307,12 @@ static int td_take_wait(struct td_user *u, ktime_t end)
 
 int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg)
 {
+	struct tdispatch_batch *b;
 	struct tdispatch_take tk;
 	struct td_lease *l;
 	u32 copied;
 	ktime_t end;
+	u64 now;
 	int ret;
 
 	ret = td_copy_in(&tk, sizeof(tk), uarg);
@@ -310,16 +339,16 @@ int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg)
 			return ret;
 	}
 	/*
-	 * Off the ready list, so no other TAKE finds it, and COPYING, so its
-	 * kworker keeps waiting: the copy runs without u->lock, which the
-	 * kworkers, other takers and close() need, for as long as the user's
+	 * Off the ready list, so no other TAKE finds it, and COPYING, so
+	 * nothing ends it: the copy runs without u->lock, which the engine's
+	 * workers, other takers and close() need, for as long as the user's
 	 * memory takes to fault in.  Only this file's release could end the
 	 * lease meanwhile, and it cannot run while we are in an ioctl.
 	 */
 	list_move_tail(&l->node, &u->copying);
 	l->owner = current->files;
 	l->flushed = false;
-	WRITE_ONCE(l->state, TD_LEASE_COPYING);
+	l->state = TD_LEASE_COPYING;
 	tk.batch = ++u->next_lease;
 	mutex_unlock(&u->lock);
 
@@ -334,7 +363,7 @@ int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg)
 	if (ret) {
 		/* A caller that cannot be told its lease leaves it for others. */
 		list_move(&l->node, &u->ready);
-		WRITE_ONCE(l->state, TD_LEASE_READY);
+		l->state = TD_LEASE_READY;
 		mutex_unlock(&u->lock);
 		td_batch_ready(u);
 		return ret;
@@ -342,14 +371,17 @@ int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg)
 	l->id = tk.batch;
 	if (l->flushed) {
 		/* Closed by its owner meanwhile: redelivered, as if taken before. */
-		list_del(&l->node);
-		WRITE_ONCE(l->state, TD_LEASE_ABANDONED);
-	} else {
-		list_move_tail(&l->node, &u->taken);
-		WRITE_ONCE(l->state, TD_LEASE_TAKEN);
+		b = td_lease_end(l);
+		mutex_unlock(&u->lock);
+		td_batch_finish(b, TD_RESULT_REDELIVER);
+		return 0;
 	}
+	list_move_tail(&l->node, &u->taken);
+	l->state = TD_LEASE_TAKEN;
+	now = ktime_get_ns();
+	l->deadline = now + u->lease_ns;
+	td_lease_arm(l, now);
 	mutex_unlock(&u->lock);
-	wake_up_all(&u->lease_wait);
 	return 0;
 }
 
@@ -429,7 +461,6 @@ int td_ioctl_complete(struct td_user *u, void __user *uarg)
 	struct tdispatch_task_result *r;
 	struct tdispatch_batch *batch = NULL;
 	struct tdispatch_complete c;
-	unsigned long accounted = 0;
 	struct td_lease *l;
 	int ret;
 
@@ -449,28 +480,19 @@ int td_ioctl_complete(struct td_user *u, void __user *uarg)
 		if (l->id != c.batch)
 			continue;
 		ret = td_results_apply(l->batch, r, c.nr_results);
-		if (!ret) {
-			list_del(&l->node);
-			l->result = c.result;
-			batch = l->batch;
-			accounted = l->accounted;
-			/* @l is the kworker's, gone once it sees this. */
-			WRITE_ONCE(l->state, TD_LEASE_DONE);
-		}
+		if (!ret)
+			batch = td_lease_end(l);
 		break;
 	}
 	mutex_unlock(&u->lock);
 	kvfree(r);
 	if (ret)
 		return ret;
-	wake_up_all(&u->lease_wait);
 	/*
-	 * Read your own completion: return once the kworker has counted the
-	 * batch and queued its events, so that STATS, QUERY and read() that
-	 * follow show it.  No lock is held; a fatal signal cuts it short.
+	 * Ended here: the batch is counted and its events queued before we
+	 * return, so that STATS, QUERY and read() that follow show it.
 	 */
-	wait_event_killable(u->d->accounted_wait,
-			    (long)(td_batch_accounted(batch) - accounted) >= 0);
+	td_batch_finish(batch, c.result);
 	return 0;
 }
 
@@ -478,27 +500,28 @@ int td_ioctl_complete(struct td_user *u, void __user *uarg)
 void td_user_abandon(struct td_user *u, fl_owner_t owner, bool all)
 {
 	struct td_lease *l, *next;
+	LIST_HEAD(gone);
 
 	mutex_lock(&u->lock);
 	if (all) {
 		u->closing = true;
-		list_for_each_entry_safe(l, next, &u->ready, node) {
-			list_del(&l->node);
-			WRITE_ONCE(l->state, TD_LEASE_ABANDONED);
-		}
+		list_splice_init(&u->ready, &gone);
 	}
-	list_for_each_entry_safe(l, next, &u->taken, node) {
-		if (all || l->owner == owner) {
-			list_del(&l->node);
-			WRITE_ONCE(l->state, TD_LEASE_ABANDONED);
-		}
-	}
+	list_for_each_entry_safe(l, next, &u->taken, node)
+		if (all || l->owner == owner)
+			list_move_tail(&l->node, &gone);
+	list_for_each_entry(l, &gone, node)
+		l->state = TD_LEASE_FREE;
 	/* Its TAKE is still copying: that TAKE redelivers it when done. */
 	list_for_each_entry(l, &u->copying, node)
 		if (l->owner == owner)
 			l->flushed = true;
 	mutex_unlock(&u->lock);
-	wake_up_all(&u->lease_wait);
+	/* One at a time off the list: ending one may lend its worker's next. */
+	while ((l = list_first_entry_or_null(&gone, struct td_lease, node))) {
+		list_del_init(&l->node);
+		td_batch_finish(l->batch, TD_RESULT_REDELIVER);
+	}
 	wake_up_all(u->wait);
 	if (all)
 		wake_up_all(&u->take_wait);

@@ -50,6 +50,7 @@ static void td_user_free(struct td_user *u)
 	td_merge_free(&u->merge);
 	td_uslots_free(u->slots);
 	td_events_free(&u->events);
+	kfree(u->leases);
 	td_limit_uncharge(&u->events_charge);
 	td_limit_uncharge(&u->charge);
 	kfree(u);
@@ -83,7 +84,6 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	INIT_LIST_HEAD(&u->ready);
 	INIT_LIST_HEAD(&u->copying);
 	INIT_LIST_HEAD(&u->taken);
-	init_waitqueue_head(&u->lease_wait);
 	init_waitqueue_head(&u->take_wait);
 	INIT_DELAYED_WORK(&u->kick_retry, td_kick_retry);
 	u->kick_backoff = 1;
@@ -134,7 +134,9 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	td_merge_init(&u->merge, min_t(u64, UINT_MAX, cfg.max_buffer + cfg.workers * cfg.max_batch +
 				       (u64)num_possible_cpus() * cfg.max_input));
 	/* The first observer of a new dispatcher: only max_observers=0 refuses. */
-	ret = u->has_events ? td_events_attach(u->d, &u->events) : 0;
+	ret = td_leases_init(u);
+	if (!ret && u->has_events)
+		ret = td_events_attach(u->d, &u->events);
 	if (ret) {
 		tdispatch_destroy(u->d, TDISPATCH_DISCARD, 0);
 		goto fail;
@@ -349,6 +351,7 @@ void td_user_release(struct td_user *u)
 	cancel_delayed_work_sync(&u->kick_retry);
 	td_stop_batches(u->d);
 	td_user_abandon(u, NULL, true);
+	td_leases_stop(u);
 	tdispatch_destroy(u->d, TDISPATCH_DISCARD, 0);
 	td_user_free(u);
 }

@@ -26,6 +26,7 @@
 #include "watch.h"
 
 struct tdispatch;
+struct td_lease;
 struct td_uslots;
 struct td_vec;
 
@@ -101,7 +102,7 @@ struct td_user {
 	bool closing;
 	wait_queue_head_t *wait;	/* the file's: readers and pollers */
 	wait_queue_head_t take_wait;	/* TAKE callers, one woken per ready batch */
-	wait_queue_head_t lease_wait;	/* kworkers holding leases */
+	struct td_lease *leases;	/* one an engine worker: lease.c */
 	atomic_long_t bytes;		/* payload bytes held */
 	atomic_long_t rejected;		/* tasks refused before the engine saw them */
 	atomic64_t slot_writes;		/* by the slots' own counts: see td_slot_count() */
@@ -144,6 +145,8 @@ enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batc
 int td_ioctl_take(struct td_user *u, struct file *file, void __user *uarg);
 int td_ioctl_complete(struct td_user *u, void __user *uarg);
 void td_user_abandon(struct td_user *u, fl_owner_t owner, bool all);
+int td_leases_init(struct td_user *u);
+void td_leases_stop(struct td_user *u);
 
 /* merge.c */
 int td_submit_merge(struct td_user *u, const struct tdispatch_submit_task *ut, struct td_vec *v);

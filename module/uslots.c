@@ -433,7 +433,7 @@ static int td_slots_kick(struct td_user *u, struct td_uslots *s)
 			}
 		}
 	}
-	td_vec_flush(&v);
+	td_vec_flush_here(&v);
 	/* A refusal is said even after some were queued: the caller kicks again. */
 	return ret ?: queued;
 }

@@ -6,7 +6,9 @@
  * acceptor kthread sleeps through it all: what the test counts is its
  * voluntary context switches (/proc/<pid>/status), one per wake-up.
  * With a window, every batch goes through the acceptor, which the same
- * count shows.
+ * count shows.  And with no window no kworker stands between userspace
+ * and its leases: the SUBMIT that brings input to an empty list, and the
+ * COMPLETE that ends a batch, lease the next due batch before they return.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -125,6 +127,44 @@ TEST(no_window_hands_each_task_to_a_worker_without_the_acceptor)
 	/* A few for the scheduler's own reasons (migration), never one a task. */
 	EXPECT_GT(ROUNDS / 20, direct);
 	EXPECT_LE(ROUNDS, windowed) TH_LOG("the windowed run did not use the acceptor");
+}
+
+/*
+ * Three tasks, one a batch, one worker: each batch is there for a TAKE
+ * that does not wait, as soon as the call before it returned.
+ */
+TEST(no_window_submit_and_complete_lease_the_next_batch_before_returning)
+{
+	struct tdispatch_submit_task ut[3];
+	struct tdispatch_stats_user st;
+	struct tdispatch_create c;
+	struct td_pl pl[3] = { };
+	struct td_taken b;
+	int fd, i, ret;
+
+	if (access(TD_DEV_PATH, F_OK))
+		SKIP(return, "no %s: tdispatch.ko is not loaded", TD_DEV_PATH);
+	fd = td_open(_metadata);
+	td_cfg_base(&c, "hand2", 1, 0);
+	c.workers = 1;
+	td_create(_metadata, fd, &c);
+	for (i = 0; i < 3; i++)
+		ut[i] = (struct tdispatch_submit_task) {
+			.id = i + 1, .payload = uptr(&pl[i]), .payload_len = sizeof(pl[i]),
+		};
+	ASSERT_EQ(3, td_submit_vec(fd, ut, 3));
+	for (i = 0; i < 3; i++) {
+		ret = td_take(fd, &b, TDISPATCH_TAKE_NONBLOCK, 0);
+		ASSERT_EQ(0, ret) TH_LOG("batch %d not leased by the call before: %s", i + 1,
+					 strerror(-ret));
+		ASSERT_EQ(1, b.tk.nr);
+		EXPECT_EQ(i + 1, b.t[0].id);
+		td_finish(_metadata, fd, b.tk.batch, SUCCESS);
+	}
+	EXPECT_EQ(-EAGAIN, td_take(fd, &b, TDISPATCH_TAKE_NONBLOCK, 0));
+	td_stats(_metadata, fd, &st);
+	EXPECT_EQ(3, st.done);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
