@@ -15,7 +15,8 @@
 #                       modules are loaded in turn, BENCH_AB_ROUNDS (5) times
 #                       each, one tdbench round per load, and the medians of
 #                       each BENCH user line are compared
-#   BENCH_PERF=1        each benchmark module loads under "perf record -a"
+#   BENCH_PERF=1        each benchmark module loads (each tool runs) under
+#                       "perf record -a"
 #                       (the host's perf, package linux-perf, copied into the
 #                       VM) and perf report's flat profile of the symbols
 #                       follows its results: where the time goes, with only=

@@ -313,13 +313,21 @@ run_bench_modules() {
 
 # A userspace benchmark: its tables, then its verdict in KTAP for the judge.
 run_user_bench() {
+	perf=
+	[ -e /bench-perf ] && perf="perf record -q -a -g -o /tmp/perf.data --"
 	echo "TD-KSFT-BEGIN $1"
 	echo "1..1"
 	rc=0
-	# shellcheck disable=SC2046 # the arguments are words
-	$1 $(cat $mods/$1.args 2>/dev/null) || rc=$?
+	# shellcheck disable=SC2046,SC2086 # the arguments are words
+	$perf $1 $(cat $mods/$1.args 2>/dev/null) || rc=$?
 	[ "$rc" = 0 ] && echo "ok 1 $1" || echo "not ok 1 $1"
 	echo "TD-KSFT-END $1 rc=$rc up=$(td_up)"
+	if [ -n "$perf" ]; then
+		echo "TD-PERF-BEGIN $1"
+		perf report -i /tmp/perf.data --stdio --no-children --sort sym -g none \
+			--percent-limit 0.1 2>/dev/null | grep -v '^$'
+		echo "TD-PERF-END $1"
+	fi
 }
 
 # The tracepoints work with ftrace: record a demo run, find every event.
