@@ -6,7 +6,9 @@
  * batches into free workers, at most one each, queueing each on the
  * dispatcher's workqueue.  A worker runs ->process() without any lock,
  * then files the result: done, failed, or back to the head of the line
- * with the shaper told to hold the acceptor off.
+ * with the shaper told to hold the acceptor off.  A ->process() that
+ * holds its batch (the char device's lease) has it filed later, by
+ * td_batch_finish() in whoever ends it.
  */
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
@@ -76,9 +78,10 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 }
 
 /*
- * For a ->process() that gives its batch back because its holder went
- * away (the char device's lease): whatever it returns, the batch goes
- * back to the head of the line without a hold-off.
+ * For a ->process() that gives its batch back at once because its
+ * dispatcher is closing (the char device's): whatever it returns, the
+ * batch goes back to the head of the line without a hold-off (cancelled
+ * once destroy stops batches).
  */
 void td_batch_redeliver(struct tdispatch_batch *b)
 {
@@ -232,7 +235,8 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 		}
 		if (!td_cut_batch(d, w, now, reap, &next))
 			return next;
-		w->cut_queued = true;
+		/* Its work may be run by a submitter first: td_worker_fill(). */
+		w->cut_queued = d->direct;
 		queue_work(d->wq, &w->work);
 	}
 	return KTIME_MAX;
@@ -360,7 +364,8 @@ int td_acceptor_fn(void *arg)
  * and each of those results present makes the acceptor hold off as it
  * would for a whole batch.  A later call for the same task wins.
  *
- * Call only from the ->process() that was handed @b, before it returns.
+ * Call only from the ->process() that was handed @b, before it returns
+ * (or, for a batch it holds, before the module's td_batch_finish()).
  *
  * Return: 0, or -EINVAL if @i or @res is out of range.
  */
@@ -604,9 +609,11 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
  * next batch can be cut for its worker at once, it is, and handed to
  * ->process() here, as the worker's kworker would: a holder that ends
  * its batches itself (the char device's COMPLETE) keeps a backlog moving
- * with no kworker woken.
+ * with no kworker woken.  Only a dispatcher without ->lock holds batches,
+ * and only a worker's, never a caller's (tdispatch_run_now()).
  *
- * Process context; may sleep.  Not under anything ->process() takes.
+ * Context: process context, holding nothing that ->process() takes; may
+ * sleep.
  */
 void td_batch_finish(struct tdispatch_batch *b, int res)
 {
@@ -829,7 +836,10 @@ void td_worker_run(struct td_worker *w)
 		td_locked_work(w->d, w);
 		return;
 	}
-	/* Without a window only the acceptor queues a worker, with its batch cut. */
+	/*
+	 * With a window only the acceptor queues a worker, with its batch
+	 * cut; without, a submitter may have queued it, or run it.
+	 */
 	if (w->d->direct && !td_worker_fill(w->d, w))
 		return;
 	while (td_run_batch(w->d, w, n++ < TD_BATCHES_PER_WORK))

@@ -13,11 +13,13 @@
 #include <linux/workqueue.h>
 
 struct tdispatch;
+struct td_worker;
 
 /*
- * What td_batch_work() makes of a batch that td_batch_redeliver() marked:
- * its holder went away; back to the head of the line, no hold-off.  Never
- * a value ->process() may return: that one is out of range.
+ * What td_end_batch() makes of a batch that td_batch_redeliver() marked,
+ * or that td_batch_finish() is given for a lease whose holder went away:
+ * back to the head of the line, no hold-off.  Never a value ->process()
+ * may return: that one is out of range.
  */
 #define TD_RESULT_REDELIVER	TDISPATCH_NR_RESULTS
 
@@ -31,7 +33,6 @@ struct tdispatch;
 
 int td_acceptor_fn(void *arg);
 void td_batch_work(struct work_struct *work);
-struct td_worker;
 void td_worker_run(struct td_worker *w);
 void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_throttle_end(struct tdispatch *d, ktime_t now);

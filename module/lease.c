@@ -36,7 +36,7 @@ enum td_lease_state {
 	TD_LEASE_TAKEN,		/* a worker holds it, on ->taken */
 };
 
-/* One an engine worker: its batch, while lent out.  Under u->lock. */
+/* One per engine worker: its batch, while lent out.  Under u->lock. */
 struct td_lease {
 	struct list_head node;		/* ready, copying or taken list */
 	struct td_user *u;
@@ -190,8 +190,11 @@ static void td_batch_ready(struct td_user *u)
 }
 
 /*
- * Runs on a kworker, or in td_batch_finish() for the COMPLETE (or the
- * expiry, or the close) that ended the worker's last batch.
+ * Runs on a kworker; in a SUBMIT or KICK that brought input to an empty
+ * dispatcher (td_vec_flush_here()); or in td_batch_finish() for whatever
+ * ended the worker's last batch (COMPLETE, the expiry, a close, a TAKE
+ * whose taker closed meanwhile).  Returns TD_RESULT_HELD, outside the
+ * enum, which the engine takes from a dispatcher that holds batches.
  */
 enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
@@ -199,6 +202,8 @@ enum tdispatch_result td_user_process(struct tdispatch *d, struct tdispatch_batc
 	struct td_lease *l = &u->leases[td_batch_worker(b)];
 
 	mutex_lock(&u->lock);
+	/* A worker's batch is lent once: its last lease has ended. */
+	WARN_ON_ONCE(l->state != TD_LEASE_FREE || !list_empty(&l->node));
 	if (u->closing) {
 		/* The engine stopped cutting batches first: this one is cancelled. */
 		mutex_unlock(&u->lock);
@@ -480,8 +485,11 @@ int td_ioctl_complete(struct td_user *u, void __user *uarg)
 		if (l->id != c.batch)
 			continue;
 		ret = td_results_apply(l->batch, r, c.nr_results);
-		if (!ret)
+		if (!ret) {
 			batch = td_lease_end(l);
+			/* No wake-up for nothing; one that runs finds it FREE. */
+			cancel_delayed_work(&l->expire);
+		}
 		break;
 	}
 	mutex_unlock(&u->lock);

@@ -209,7 +209,8 @@ void td_vec_flush(struct td_vec *v)
  * runs that work itself: the batch waits for a TAKE with no kworker woken
  * to cut it.  Otherwise, or for another dispatcher, as td_vec_flush().
  *
- * Process context, holding nothing ->process() or the engine takes.
+ * Context: process context, holding nothing that ->process() or the
+ * engine takes; may sleep.
  */
 void td_vec_flush_here(struct td_vec *v)
 {

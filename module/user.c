@@ -133,8 +133,8 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	/* What the engine may hold at once of a merge task: see merge.c. */
 	td_merge_init(&u->merge, min_t(u64, UINT_MAX, cfg.max_buffer + cfg.workers * cfg.max_batch +
 				       (u64)num_possible_cpus() * cfg.max_input));
-	/* The first observer of a new dispatcher: only max_observers=0 refuses. */
 	ret = td_leases_init(u);
+	/* The first observer of a new dispatcher: only max_observers=0 refuses. */
 	if (!ret && u->has_events)
 		ret = td_events_attach(u->d, &u->events);
 	if (ret) {

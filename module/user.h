@@ -102,7 +102,7 @@ struct td_user {
 	bool closing;
 	wait_queue_head_t *wait;	/* the file's: readers and pollers */
 	wait_queue_head_t take_wait;	/* TAKE callers, one woken per ready batch */
-	struct td_lease *leases;	/* one an engine worker: lease.c */
+	struct td_lease *leases;	/* one per engine worker: lease.c */
 	atomic_long_t bytes;		/* payload bytes held */
 	atomic_long_t rejected;		/* tasks refused before the engine saw them */
 	atomic64_t slot_writes;		/* by the slots' own counts: see td_slot_count() */
