@@ -26,6 +26,7 @@
 #include "shaper.h"
 #include "submit.h"
 #include "trace.h"
+#include "vec.h"
 
 /* Longest the acceptor lets input gather without looking at it. */
 #define TD_GATHER_NS	NSEC_PER_MSEC
@@ -828,7 +829,7 @@ static void td_locked_work(struct tdispatch *d, struct td_worker *w)
 }
 
 /* A worker's work: on its kworker, or in a submitter (td_vec_flush_here()). */
-void td_worker_run(struct td_worker *w)
+static void td_worker_run(struct td_worker *w)
 {
 	unsigned int n = 1;
 
@@ -849,4 +850,37 @@ void td_worker_run(struct td_worker *w)
 void td_batch_work(struct work_struct *work)
 {
 	td_worker_run(container_of(work, struct td_worker, work));
+}
+
+/**
+ * td_vec_flush_here() - td_vec_flush() by a caller that may sleep
+ * @v: the tasks' shared state
+ *
+ * With no window, input goes to a worker's work, queued on a kworker.
+ * When ->process() only lends its batches out (the char device's parks
+ * each as a lease and returns: TD_RESULT_HELD) and a worker is free, a
+ * submitter that may sleep runs that work itself: the batch waits for a
+ * TAKE with no kworker woken to cut it.  With every worker busy, the
+ * work that only drains the input is left to a kworker, as before, not
+ * to the producer.  Otherwise, or for another dispatcher, as
+ * td_vec_flush().
+ *
+ * Context: process context, holding nothing that ->process() or the
+ * engine takes; may sleep.
+ */
+void td_vec_flush_here(struct td_vec *v)
+{
+	struct tdispatch *d = v->wake;
+	u64 free;
+
+	/* A hint, read without the lock: any worker's work drains the input. */
+	free = d ? data_race(d->free_workers) : 0;
+	if (!free || !d->direct || !d->holds_batches) {
+		td_vec_flush(v);
+		return;
+	}
+	might_sleep();
+	this_cpu_inc(d->input->wakeups);
+	*v = (struct td_vec) { };
+	td_worker_run(&d->workers[__ffs64(free)]);
 }

@@ -13,7 +13,7 @@
 #include <linux/workqueue.h>
 
 struct tdispatch;
-struct td_worker;
+struct td_vec;
 
 /*
  * What td_end_batch() makes of a batch that td_batch_redeliver() marked,
@@ -33,12 +33,12 @@ struct td_worker;
 
 int td_acceptor_fn(void *arg);
 void td_batch_work(struct work_struct *work);
-void td_worker_run(struct td_worker *w);
 void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_throttle_end(struct tdispatch *d, ktime_t now);
 void td_batch_redeliver(struct tdispatch_batch *b);
 void td_batch_finish(struct tdispatch_batch *b, int res);
 unsigned int td_batch_worker(const struct tdispatch_batch *b);
 bool td_idle(struct tdispatch *d);
+void td_vec_flush_here(struct td_vec *v);
 
 #endif /* _TDISPATCH_DISPATCH_H */

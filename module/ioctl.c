@@ -15,6 +15,7 @@
 #include <uapi/linux/tdispatch.h>
 
 #include "core.h"
+#include "dispatch.h"
 #include "file.h"
 #include "stats.h"
 #include "vec.h"

@@ -269,7 +269,8 @@ static void td_take_settle(struct td_user *u, struct tdispatch_batch *b, u32 cop
 
 	for (i = 0; i < copied; i++)
 		td_payload_settle(u, tdispatch_task_payload(tdispatch_batch_task(b, i)), taken, &v);
-	td_vec_flush(&v);
+	/* No lock held: a slot written meanwhile may be leased here. */
+	td_vec_flush_here(&v);
 }
 
 static bool td_user_ready(struct td_user *u)

@@ -92,17 +92,13 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t)
 EXPORT_SYMBOL_GPL(tdispatch_task_not_before);
 
 /* A worker that looks free, else this CPU's. */
-static struct td_worker *td_pick_worker(struct tdispatch *d)
+static void td_queue_worker(struct tdispatch *d)
 {
 	/* A hint, read without the lock: any worker's work drains the input. */
 	u64 free = data_race(d->free_workers);
 
-	return &d->workers[free ? __ffs64(free) : raw_smp_processor_id() % d->nr_workers];
-}
-
-static void td_queue_worker(struct tdispatch *d)
-{
-	queue_work(d->wq, &td_pick_worker(d)->work);
+	queue_work(d->wq, &d->workers[free ? __ffs64(free) :
+				   raw_smp_processor_id() % d->nr_workers].work);
 }
 
 /*
@@ -197,33 +193,6 @@ void td_vec_flush(struct td_vec *v)
 		td_wake_for_input(d);
 	}
 	*v = (struct td_vec) { };
-}
-
-/**
- * td_vec_flush_here() - td_vec_flush() by a caller that may sleep
- * @v: the tasks' shared state
- *
- * With no window, input goes to a worker's work, queued on a kworker.
- * When ->process() only lends its batches out (the char device's parks
- * each as a lease and returns: TD_RESULT_HELD), a submitter that may sleep
- * runs that work itself: the batch waits for a TAKE with no kworker woken
- * to cut it.  Otherwise, or for another dispatcher, as td_vec_flush().
- *
- * Context: process context, holding nothing that ->process() or the
- * engine takes; may sleep.
- */
-void td_vec_flush_here(struct td_vec *v)
-{
-	struct tdispatch *d = v->wake;
-
-	if (!d || !d->direct || !d->holds_batches) {
-		td_vec_flush(v);
-		return;
-	}
-	might_sleep();
-	this_cpu_inc(d->input->wakeups);
-	*v = (struct td_vec) { };
-	td_worker_run(td_pick_worker(d));
 }
 
 /*

@@ -23,6 +23,7 @@
 
 #include <uapi/linux/tdispatch.h>
 
+#include "dispatch.h"
 #include "file.h"
 #include "internal.h"
 #include "user.h"

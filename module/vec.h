@@ -31,7 +31,6 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags,
 		   struct td_vec *v);
 void td_vec_flush(struct td_vec *v);
-void td_vec_flush_here(struct td_vec *v);
 void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp);
 
 int td_submit_merged(struct tdispatch *d);
