@@ -601,6 +601,15 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 /* Batches one work item runs back to back before it lets the acceptor queue the next. */
 #define TD_BATCHES_PER_WORK	16
 
+/* Run the batch cut for @w, and those cut for it after, up to a work item's share. */
+static void td_run_batches(struct td_worker *w)
+{
+	unsigned int n = 1;
+
+	while (td_run_batch(w->d, w, n++ < TD_BATCHES_PER_WORK))
+		cond_resched();
+}
+
 /**
  * td_batch_finish() - end a batch that ->process() held
  * @b: the batch
@@ -619,13 +628,10 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 void td_batch_finish(struct tdispatch_batch *b, int res)
 {
 	struct td_worker *w = container_of(b, struct td_worker, batch);
-	unsigned int n = 1;
 
 	might_sleep();
-	if (!td_end_batch(w->d, w, res, false, true))
-		return;
-	while (td_run_batch(w->d, w, ++n < TD_BATCHES_PER_WORK))
-		cond_resched();
+	if (td_end_batch(w->d, w, res, false, true))
+		td_run_batches(w);
 }
 
 /* Which of its dispatcher's workers holds @b: 0 to workers - 1. */
@@ -831,8 +837,6 @@ static void td_locked_work(struct tdispatch *d, struct td_worker *w)
 /* A worker's work: on its kworker, or in a submitter (td_vec_flush_here()). */
 static void td_worker_run(struct td_worker *w)
 {
-	unsigned int n = 1;
-
 	if (w->d->ops->lock) {
 		td_locked_work(w->d, w);
 		return;
@@ -843,8 +847,7 @@ static void td_worker_run(struct td_worker *w)
 	 */
 	if (w->d->direct && !td_worker_fill(w->d, w))
 		return;
-	while (td_run_batch(w->d, w, n++ < TD_BATCHES_PER_WORK))
-		cond_resched();
+	td_run_batches(w);
 }
 
 void td_batch_work(struct work_struct *work)
