@@ -278,6 +278,14 @@ run_bench_ab() {
 	echo "TD-KSFT-END tdbench-ab rc=$rc up=$(td_up)"
 }
 
+# make bench BENCH_PERF=1: the flat profile of what perf recorded for $1.
+perf_report() {
+	echo "TD-PERF-BEGIN $1"
+	perf report -i /tmp/perf.data --stdio --no-children --sort sym -g none \
+		--percent-limit 0.1 2>/dev/null | grep -v '^$'
+	echo "TD-PERF-END $1"
+}
+
 # Benchmark modules measure while they load and keep the results in
 # debugfs; run them one at a time so that they do not disturb each other.
 run_bench_modules() {
@@ -295,12 +303,7 @@ run_bench_modules() {
 		echo "TD-KSFT-BEGIN $n"
 		cat "/sys/kernel/debug/$n/results" 2>&1
 		echo "TD-KSFT-END $n rc=$? up=$(td_up)"
-		if [ -n "$perf" ]; then
-			echo "TD-PERF-BEGIN $n"
-			perf report -i /tmp/perf.data --stdio --no-children --sort sym -g none \
-				--percent-limit 0.1 2>/dev/null | grep -v '^$'
-			echo "TD-PERF-END $n"
-		fi
+		[ -z "$perf" ] || perf_report "$n"
 		step "rmmod-$n" rmmod "$n"
 	done
 	if command -v tdbench >/dev/null; then
@@ -322,12 +325,7 @@ run_user_bench() {
 	$perf $1 $(cat $mods/$1.args 2>/dev/null) || rc=$?
 	[ "$rc" = 0 ] && echo "ok 1 $1" || echo "not ok 1 $1"
 	echo "TD-KSFT-END $1 rc=$rc up=$(td_up)"
-	if [ -n "$perf" ]; then
-		echo "TD-PERF-BEGIN $1"
-		perf report -i /tmp/perf.data --stdio --no-children --sort sym -g none \
-			--percent-limit 0.1 2>/dev/null | grep -v '^$'
-		echo "TD-PERF-END $1"
-	fi
+	[ -z "$perf" ] || perf_report "$1"
 }
 
 # The tracepoints work with ftrace: record a demo run, find every event.
