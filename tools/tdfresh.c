@@ -54,8 +54,10 @@
  *	processed_per_s= cpu_ns= stale_p50_us= stale_p99_us=
  *   BENCH capacity user <mode> trivial ids=uniform/1024 max_rate=
  *
- * usage: tdfresh [rounds [modes]]   (default 5 rounds, every mode; modes
- * is a mask: 2 coalescer, 4 slots, 8 merge, 16 redis)
+ * usage: tdfresh [rounds [modes [verbose]]]   (default 5 rounds, every mode;
+ * modes is a mask: 2 coalescer, 4 slots, 8 merge, 16 redis; verbose 1
+ * prints, after each run of slots or merge, the dispatcher's counts and the
+ * consumers' TAKE and COMPLETE calls and their mean time, on stderr)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -108,6 +110,7 @@ struct obj {
 static struct obj objs[NR_OBJS];
 static uint32_t zipf_seq[MAX_PRODUCERS][ZIPF_SEQ];
 static unsigned int nr_prods;
+static int verbose;		/* the third argument: the consumers' calls, per run */
 
 /* One run's shared state. */
 static struct {
@@ -122,6 +125,8 @@ static struct {
 	unsigned long long processed;
 	unsigned long long lat[LAT_MAX];
 	unsigned int nlat;
+	/* verbose: the consumers' calls and the time spent in them */
+	unsigned long long takes, take_ns, completes, complete_ns;
 } run;
 
 static unsigned long long now_ns(void)
@@ -481,11 +486,16 @@ static void *tdispatch_consumer(void *arg)
 		};
 		struct tdispatch_complete c = { .size = sizeof(c) };
 
+		unsigned long long t0 = now_ns(), t1;
+
 		if (ioctl(run.t.fd, TDISPATCH_IOC_TAKE, &tk)) {
 			if (errno != ETIMEDOUT)
 				die("take", errno);
 			continue;
 		}
+		t1 = now_ns();
+		__atomic_add_fetch(&run.takes, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&run.take_ns, t1 - t0, __ATOMIC_RELAXED);
 		for (i = 0; i < tk.nr; i++) {
 			ver = 0;
 			if (lt[i].payload_len == sizeof(ver))
@@ -494,8 +504,11 @@ static void *tdispatch_consumer(void *arg)
 		}
 		c.batch = tk.batch;
 		c.result = TDISPATCH_RESULT_SUCCESS;
+		t0 = now_ns();
 		if (ioctl(run.t.fd, TDISPATCH_IOC_COMPLETE, &c))
 			die("complete", errno);
+		__atomic_add_fetch(&run.completes, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&run.complete_ns, now_ns() - t0, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -714,6 +727,18 @@ static void teardown(int mode, pthread_t *th, unsigned int n)
 	}
 }
 
+/* verbose: what the dispatcher counted and what the consumers' calls took. */
+static void print_calls(const struct tdispatch_stats_user *st)
+{
+	fprintf(stderr, "# %s: accepted %llu done %llu overridden %llu batches %llu",
+		mode_names[run.mode], (unsigned long long)st->accepted,
+		(unsigned long long)st->done, (unsigned long long)st->overridden,
+		(unsigned long long)st->batches);
+	fprintf(stderr, " takes %llu (%llu ns each) completes %llu (%llu ns each)\n",
+		run.takes, run.take_ns / (run.takes ?: 1), run.completes,
+		run.complete_ns / (run.completes ?: 1));
+}
+
 /* Nothing left to process (or 2 s passed): 1, else 0. */
 static int drained(void)
 {
@@ -736,8 +761,11 @@ static int drained(void)
 			st = (struct tdispatch_stats_user) { .size = sizeof(st) };
 			if (ioctl(run.t.fd, TDISPATCH_IOC_STATS, &st))
 				die("stats", errno);
-			if (!(st.queued + st.delayed + st.pending + st.in_flight))
+			if (!(st.queued + st.delayed + st.pending + st.in_flight)) {
+				if (verbose)
+					print_calls(&st);
 				return 1;
+			}
 		}
 		if (now_ns() > end)
 			return 0;
@@ -772,6 +800,10 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 	run.stop = 0;
 	run.processed = 0;
 	run.nlat = 0;
+	run.takes = 0;
+	run.take_ns = 0;
+	run.completes = 0;
+	run.complete_ns = 0;
 	setup(mode);
 	for (nc = 0; mode != M_NONE && nc < CONSUMERS; nc++)
 		if (pthread_create(&th[nc], NULL, mode == M_COALESCER ? coalescer_consumer :
@@ -940,9 +972,11 @@ int main(int argc, char **argv)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int i, d, ri, m;
 
+	verbose = argc > 3 && atoi(argv[3]);
+
 	nr_prods = n < 1 ? 1 : n > (long)MAX_PRODUCERS ? MAX_PRODUCERS : n;
 	if (!rounds || rounds > MAX_ROUNDS) {
-		fprintf(stderr, "usage: tdfresh [rounds (1-%u)]\n", MAX_ROUNDS);
+		fprintf(stderr, "usage: tdfresh [rounds (1-%u) [modes [verbose]]]\n", MAX_ROUNDS);
 		return 2;
 	}
 	zipf_fill();
