@@ -552,6 +552,13 @@ static bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool
 	b->nr = 0;
 	if (!w->caller)
 		d->free_workers |= BIT_ULL(w - d->workers);
+	/*
+	 * The bit before the drain's first look at the lists (a plain
+	 * llist_empty()): a submitter that saw every worker busy queued no
+	 * work for its task (td_input_room()), and pairs with this after its
+	 * llist_add(), so the drain takes its task or it sees the bit.
+	 */
+	smp_mb();
 	/* What came meanwhile joins at once: a busy worker feeds itself. */
 	td_drain_input(d, now, &reap);
 	more = again && td_cut_batch(d, w, now, &reap, &next);
@@ -779,10 +786,10 @@ EXPORT_SYMBOL_GPL(tdispatch_run_item);
 /*
  * With no window (d->direct), a worker's work drains the input first,
  * under the lock, whoever queued it: a submitter whose task was the first
- * on its CPU's list (td_wake_for_input()), which may have found the worker
- * free, or the acceptor, which cut a batch into it (and then the
- * submitter's queue_work() found the work pending, its wake-up folded
- * into this run).  A free worker gets a batch cut for it here; a busy one
+ * on its CPU's list or filled its room (td_wake_for_input()), which may
+ * have found the worker free, or the acceptor, which cut a batch into it
+ * (and then the submitter's queue_work() found the work pending, its
+ * wake-up folded into this run).  A free worker gets a batch cut for it here; a busy one
  * runs the batch the acceptor cut for it, but not one that ->process()
  * holds (td_batch_finish() ends that).  What is left goes to the acceptor:
  * tasks pending while another worker is free, a delayed task's time, the
@@ -864,9 +871,9 @@ void td_batch_work(struct work_struct *work)
  * each as a lease and returns: TD_RESULT_HELD) and a worker is free, a
  * submitter that may sleep runs that work itself: the batch waits for a
  * TAKE with no kworker woken to cut it.  With every worker busy, the
- * work that only drains the input is left to a kworker, as before, not
- * to the producer.  Otherwise, or for another dispatcher, as
- * td_vec_flush().
+ * work that only drains the input (owed only once a batch's worth waits:
+ * td_input_room()) is left to a kworker, not to the producer.
+ * Otherwise, or for another dispatcher, as td_vec_flush().
  *
  * Context: process context, holding nothing that ->process() or the
  * engine takes; may sleep.
@@ -877,7 +884,7 @@ void td_vec_flush_here(struct td_vec *v)
 	u64 free;
 
 	/* A hint, read without the lock: any worker's work drains the input. */
-	free = d ? data_race(d->free_workers) : 0;
+	free = d ? data_race(READ_ONCE(d->free_workers)) : 0;
 	if (!free || !d->direct || !d->holds_batches) {
 		td_vec_flush(v);
 		return;

@@ -87,7 +87,12 @@ struct tdispatch {
 	struct mutex lock;		/* everything below */
 	struct td_pending pending;
 	struct td_shaper shaper;
-	u64 free_workers;			/* bitmap of idle struct td_worker */
+	/*
+	 * Bitmap of idle struct td_worker.  Also read without the lock: as a
+	 * hint of which work to queue, and, with no window, to let input
+	 * gather while it is 0 (td_input_room(), paired with td_end_batch()).
+	 */
+	u64 free_workers;
 	bool holding;			/* shaper is withholding a due batch */
 	struct td_rate rate;		/* the rate limit */
 	ktime_t throttled_since;	/* a due batch waits for tokens; 0: none */

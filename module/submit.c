@@ -3,7 +3,8 @@
  * Submission: per-CPU lockless input lists that the acceptor drains.
  *
  * A producer never waits for the acceptor: it pushes onto its CPU's llist
- * and wakes the acceptor only when that list was empty, as irq_work does.
+ * and wakes the acceptor (with no window, queues a worker) only when that
+ * list was empty, as irq_work does, or as td_input_room() says.
  */
 #include <linux/export.h>
 #include <linux/percpu.h>
@@ -95,17 +96,17 @@ EXPORT_SYMBOL_GPL(tdispatch_task_not_before);
 static void td_queue_worker(struct tdispatch *d)
 {
 	/* A hint, read without the lock: any worker's work drains the input. */
-	u64 free = data_race(d->free_workers);
+	u64 free = data_race(READ_ONCE(d->free_workers));
 
 	queue_work(d->wq, &d->workers[free ? __ffs64(free) :
 				   raw_smp_processor_id() % d->nr_workers].work);
 }
 
 /*
- * Input came to an empty list.  With no window, hand it straight to a
- * worker, as irq_work raises its one work: any worker's work drains the
- * input and cuts its own batch (td_batch_work()).  With a window, the
- * acceptor gathers it.
+ * Input came to an empty list, or filled its room (td_input_room()).
+ * With no window, hand it straight to a worker, as irq_work raises its
+ * one work: any worker's work drains the input and cuts its own batch
+ * (td_batch_work()).  With a window, the acceptor gathers it.
  */
 static void td_wake_for_input(struct tdispatch *d)
 {
@@ -143,24 +144,50 @@ static void td_urgent_kick(struct tdispatch *d)
 }
 
 /*
+ * The undrained tasks a CPU may gather before a submitter wakes anyone; 0:
+ * the first wakes.  The acceptor sets ->wake_room when it will look by
+ * itself in time.  With no window and every worker busy, a work queued now
+ * would only drain the input: no batch can start before a worker's ends,
+ * and each worker drains the input as its batch ends (td_end_batch()).
+ * Input then gathers up to a batch's worth: for a worker whose batch is
+ * held (a lease), the work queued then drains at once, which keeps
+ * coalescing and max_buffer's bound near at hand; a worker in ->process()
+ * runs it after its batch, as before.  Read after the llist_add(), a full
+ * barrier: a worker that ends its batch sets its free bit and then, past
+ * an smp_mb(), drains (td_end_batch()), so it takes the task or we see
+ * the bit.
+ */
+static unsigned int td_input_room(struct tdispatch *d)
+{
+	unsigned int room = READ_ONCE(d->wake_room);
+	unsigned int batch = min(d->cfg.max_batch, d->cfg.max_input);
+
+	/* A room of one would wake for every task, not just the first. */
+	if (!room && batch > 1 && d->direct && !data_race(READ_ONCE(d->free_workers)))
+		room = batch;
+	return room;
+}
+
+/*
  * Put @t on this CPU's input list (preemption off) and wake the acceptor
- * if it must look.  llist_add() is a full barrier: either the acceptor,
- * which, going to sleep, writes ->wake_room before its last look at the
- * lists (td_acceptor_sleep(); with a room it does not look, and wakes by
- * itself), sees the task, or we see ->wake_room clear and wake it.  @counted: @t is counted in
- * ->added, which gives this CPU's undrained tasks; with a room, those at or
- * past it wake the acceptor (an interrupt's submission may have counted
- * between our count and our look).  With @v, a wake-up is
- * owed to td_vec_flush() instead, unless this CPU's input is full: the
- * next task would be refused before the flush.  With @queued, an urgent
- * item's, the caller queues a worker next, which drains it
- * (td_urgent_kick()): no wake-up.
+ * (with no window, queue a worker) if it must look.  llist_add() is a full
+ * barrier: either the acceptor, which, going to sleep, writes ->wake_room
+ * before its last look at the lists (td_acceptor_sleep(); with a room it
+ * does not look, and wakes by itself), sees the task, or we see
+ * ->wake_room clear and wake it.  @counted: @t is counted in ->added,
+ * which gives this CPU's undrained tasks; with a room (td_input_room()),
+ * those at or past it wake (an interrupt's submission may have counted
+ * between our count and our look), and an item, uncounted, never does.
+ * With @v, a wake-up is owed to td_vec_flush() instead, unless this CPU's
+ * input is full: the next task would be refused before the flush.  With
+ * @queued, an urgent item's, the caller queues a worker next, which drains
+ * it (td_urgent_kick()): no wake-up.
  */
 static void td_input_push(struct tdispatch *d, struct td_input *in, struct tdispatch_task *t,
 			  bool counted, struct td_vec *v, bool queued)
 {
 	bool first = llist_add(&t->input, &in->list);
-	unsigned int room = READ_ONCE(d->wake_room);
+	unsigned int room = td_input_room(d);
 	unsigned long undrained = this_cpu_read(d->input->added) - READ_ONCE(in->drained);
 	bool wake = !queued && (room ? counted && undrained >= room : first);
 

@@ -303,6 +303,19 @@ static inline void gate_wait_entered(struct tcase *t, struct recorder *r)
 	T_EXPECT(t, wait_for_completion_timeout(&r->entered, WAIT_LIMIT));
 }
 
+/* Started gated: the first batch, id 100's, stays in ->process() until opened. */
+static inline struct recorder *rec_start_gated(struct tcase *t, const struct tdispatch_config *cfg)
+{
+	struct recorder *r = rec_start(t, cfg);
+
+	if (!r)
+		return NULL;
+	r->gated = true;
+	T_EXPECT_EQ(t, submit(r, 100, 100), 0);
+	gate_wait_entered(t, r);
+	return r;
+}
+
 struct td_case {
 	const char *name;
 	void (*fn)(struct tcase *t);

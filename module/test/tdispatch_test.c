@@ -144,12 +144,9 @@ static void test_oldest_dropped_on_overflow(struct tcase *t)
 	unsigned int i;
 
 	cfg.max_buffer = 3;
-	r = rec_start(t, &cfg);
+	r = rec_start_gated(t, &cfg);
 	if (!r)
 		return;
-	r->gated = true;
-	T_EXPECT_EQ(t, submit(r, 100, 100), 0);
-	gate_wait_entered(t, r);
 	for (i = 1; i <= 4; i++)
 		T_EXPECT_EQ(t, submit(r, i, i), 0);
 	td_sync(t, r);
@@ -188,14 +185,11 @@ static void test_tasks_within_max_delay_share_a_batch(struct tcase *t)
 
 static void test_expired_tasks_are_not_processed(struct tcase *t)
 {
-	struct recorder *r = rec_start(t, &base_cfg);
+	struct recorder *r = rec_start_gated(t, &base_cfg);
 	ktime_t soon;
 
 	if (!r)
 		return;
-	r->gated = true;
-	T_EXPECT_EQ(t, submit(r, 100, 100), 0);
-	gate_wait_entered(t, r);
 	/* Already past its deadline when submitted: expired on arrival. */
 	T_EXPECT_EQ(t, tdispatch_submit(r->d, 1, (void *)1, ktime_sub_ns(ktime_get(), 1),
 					GFP_KERNEL), 0);
@@ -215,6 +209,49 @@ static void test_expired_tasks_are_not_processed(struct tcase *t)
 		T_EXPECT_EQ(t, r->nr_rec, 2);
 		T_EXPECT_EQ(t, r->payload_of[1] + r->payload_of[2], 0);
 		T_EXPECT_EQ(t, r->payload_of[3], 3);
+	}
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/*
+ * With no window and its only worker busy, input gathers on the lists with
+ * no wake-up until a batch's worth waits on a CPU (the submissions kept on
+ * one): the batch's end drains it and cuts the next, the newest task of
+ * each id only.
+ */
+static void test_busy_worker_input_gathers_unwoken(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned int i;
+	u64 wakeups;
+
+	cfg.max_batch = 8;
+	r = rec_start_gated(t, &cfg);
+	if (!r)
+		return;
+	migrate_disable();
+	tdispatch_get_stats(r->d, &st);
+	wakeups = st.wakeups;
+	for (i = 1; i <= 5; i++)
+		T_EXPECT_EQ(t, submit(r, i, i), 0);
+	T_EXPECT_EQ(t, submit(r, 1, 11), 0);
+	T_EXPECT_EQ(t, submit(r, 6, 6), 0);
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.wakeups, wakeups);
+	T_EXPECT_EQ(t, st.queued, 7);
+	/* The eighth is a batch's worth: it queues the worker's work. */
+	T_EXPECT_EQ(t, submit(r, 7, 7), 0);
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.wakeups, wakeups + 1);
+	migrate_enable();
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 9)) {
+		T_EXPECT_EQ(t, r->nr_rec, 2);
+		T_EXPECT_EQ(t, r->rec[1].nr, 7);
+		T_EXPECT_EQ(t, r->payload_of[1], 11);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_OVERRIDDEN), 1);
 	}
 	rec_finish(t, r, TDISPATCH_DRAIN);
 }
@@ -248,13 +285,10 @@ static void test_batches_spread_across_workers(struct tcase *t)
 
 static void test_cancel(struct tcase *t)
 {
-	struct recorder *r = rec_start(t, &base_cfg);
+	struct recorder *r = rec_start_gated(t, &base_cfg);
 
 	if (!r)
 		return;
-	r->gated = true;
-	T_EXPECT_EQ(t, submit(r, 100, 100), 0);
-	gate_wait_entered(t, r);
 	T_EXPECT_EQ(t, submit(r, 5, 5), 0);
 	T_EXPECT_EQ(t, tdispatch_cancel(r->d, 5), 0);
 	T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_CANCELLED), 1);
@@ -472,6 +506,7 @@ static const struct td_case cases[] = {
 	CASE(create_rejects_bad_config),
 	CASE(single_item_mode),
 	CASE(batch_never_exceeds_max_batch),
+	CASE(busy_worker_input_gathers_unwoken),
 	CASE(newer_task_overrides_older),
 	CASE(retried_task_goes_first),
 	CASE(oldest_dropped_on_overflow),

@@ -358,7 +358,10 @@ struct tdispatch_config {
  *	char device's lease expired or its worker closed the file).
  * @wakeups: times a submission woke the acceptor, or, with a max_delay_ns
  *	of 0, queued a worker to drain the input: only the first task on an
- *	empty per-CPU input list does.  With no window, while the rate
+ *	empty per-CPU input list does.  With no window and every worker
+ *	holding a batch, whose end drains the input, tasks wake no one
+ *	until a batch's worth, at most max_input, waits on a CPU, and items
+ *	never.  With no window, while the rate
  *	limit holds a due batch back from a free worker, input gathers
  *	instead until the next token: items wake no one (an urgent one
  *	kicks the acceptor, or with &tdispatch_ops.lock queues a worker),
