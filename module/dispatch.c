@@ -789,11 +789,11 @@ EXPORT_SYMBOL_GPL(tdispatch_run_item);
  * on its CPU's list or filled its room (td_wake_for_input()), which may
  * have found the worker free, or the acceptor, which cut a batch into it
  * (and then the submitter's queue_work() found the work pending, its
- * wake-up folded into this run).  A free worker gets a batch cut for it here; a busy one
- * runs the batch the acceptor cut for it, but not one that ->process()
- * holds (td_batch_finish() ends that).  What is left goes to the acceptor:
- * tasks pending while another worker is free, a delayed task's time, the
- * id hash's size.  Return true if @w holds a batch to run.
+ * wake-up folded into this run).  A free worker gets a batch cut for it
+ * here; a busy one runs the batch the acceptor cut for it, but not one
+ * that ->process() holds (td_batch_finish() ends that).  What is left goes
+ * to the acceptor: tasks pending while another worker is free, a delayed
+ * task's time, the id hash's size.  Return true if @w holds a batch to run.
  *
  * With ->lock, the same, under it, whatever the window: such a worker
  * holds no batch before this, being free, claimed by the acceptor, or
