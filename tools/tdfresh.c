@@ -470,10 +470,20 @@ static void *coalescer_consumer(void *arg)
 	return NULL;
 }
 
+/* verbose: count a consumer's call, begun at @t0, in @n and @ns. */
+static void count_call(unsigned long long t0, unsigned long long *n, unsigned long long *ns)
+{
+	if (!verbose)
+		return;
+	__atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(ns, now_ns() - t0, __ATOMIC_RELAXED);
+}
+
 static void *tdispatch_consumer(void *arg)
 {
 	struct tdispatch_lease_task lt[BATCH];
 	char buf[BATCH * 64];
+	unsigned long long t0;
 	uint64_t ver;
 	unsigned int i;
 
@@ -486,16 +496,13 @@ static void *tdispatch_consumer(void *arg)
 		};
 		struct tdispatch_complete c = { .size = sizeof(c) };
 
-		unsigned long long t0 = now_ns(), t1;
-
+		t0 = verbose ? now_ns() : 0;
 		if (ioctl(run.t.fd, TDISPATCH_IOC_TAKE, &tk)) {
 			if (errno != ETIMEDOUT)
 				die("take", errno);
 			continue;
 		}
-		t1 = now_ns();
-		__atomic_add_fetch(&run.takes, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&run.take_ns, t1 - t0, __ATOMIC_RELAXED);
+		count_call(t0, &run.takes, &run.take_ns);
 		for (i = 0; i < tk.nr; i++) {
 			ver = 0;
 			if (lt[i].payload_len == sizeof(ver))
@@ -504,11 +511,10 @@ static void *tdispatch_consumer(void *arg)
 		}
 		c.batch = tk.batch;
 		c.result = TDISPATCH_RESULT_SUCCESS;
-		t0 = now_ns();
+		t0 = verbose ? now_ns() : 0;
 		if (ioctl(run.t.fd, TDISPATCH_IOC_COMPLETE, &c))
 			die("complete", errno);
-		__atomic_add_fetch(&run.completes, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&run.complete_ns, now_ns() - t0, __ATOMIC_RELAXED);
+		count_call(t0, &run.completes, &run.complete_ns);
 	}
 	return NULL;
 }
