@@ -57,7 +57,9 @@
  * usage: tdfresh [rounds [modes [verbose]]]   (default 5 rounds, every mode;
  * modes is a mask: 2 coalescer, 4 slots, 8 merge, 16 redis; verbose 1
  * prints, after each run of slots or merge, the dispatcher's counts and the
- * consumers' TAKE and COMPLETE calls and their mean time, on stderr)
+ * consumers' TAKE and COMPLETE calls, their mean time and the part of it
+ * the calling thread spent on a CPU, and the share of the consumers' time
+ * on a CPU and runnable, on stderr)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -125,8 +127,12 @@ static struct {
 	unsigned long long processed;
 	unsigned long long lat[LAT_MAX];
 	unsigned int nlat;
-	/* verbose: the consumers' calls and the time spent in them */
-	unsigned long long takes, take_ns, completes, complete_ns;
+	/* verbose: the consumers' calls, the time spent in them, and on a CPU */
+	unsigned long long takes, take_ns, take_cpu_ns;
+	unsigned long long completes, complete_ns, complete_cpu_ns;
+	/* verbose: the consumers' time, on a CPU, and runnable but not on one */
+	unsigned long long cons_ns, cons_cpu_ns, cons_delay_ns;
+	struct tdispatch_stats_user st;	/* slots, merge: the counts once drained */
 } run;
 
 static unsigned long long now_ns(void)
@@ -470,24 +476,80 @@ static void *coalescer_consumer(void *arg)
 	return NULL;
 }
 
-/* verbose: count a consumer's call, begun at @t0, in @n and @ns. */
-static void count_call(unsigned long long t0, unsigned long long *n, unsigned long long *ns)
+/* The calling thread's CPU time: user and system, not its waits. */
+static unsigned long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+/* When a consumer's call began: the clock, and the thread's CPU time. */
+struct call_start {
+	unsigned long long ns, cpu_ns;
+};
+
+static void call_begin(struct call_start *c)
+{
+	if (!verbose)
+		return;
+	c->cpu_ns = thread_cpu_ns();
+	c->ns = now_ns();
+}
+
+/* verbose: count a consumer's call, begun at @c, in @n, @ns and @cpu_ns. */
+static void count_call(const struct call_start *c, unsigned long long *n,
+		       unsigned long long *ns, unsigned long long *cpu_ns)
 {
 	if (!verbose)
 		return;
 	__atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(ns, now_ns() - t0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(ns, now_ns() - c->ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(cpu_ns, thread_cpu_ns() - c->cpu_ns, __ATOMIC_RELAXED);
+}
+
+/*
+ * The calling thread's time on a CPU and waiting for one (runnable), from
+ * /proc/thread-self/schedstat (CONFIG_SCHED_INFO): 0 and 0 without it.
+ */
+static void thread_schedstat(unsigned long long *cpu_ns, unsigned long long *delay_ns)
+{
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	*cpu_ns = *delay_ns = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu", cpu_ns, delay_ns) != 2)
+		*cpu_ns = *delay_ns = 0;
+	fclose(f);
+}
+
+/* verbose: a consumer's time since @ns, @cpu_ns and @delay_ns, into run's. */
+static void count_consumer(unsigned long long ns, unsigned long long cpu_ns,
+			   unsigned long long delay_ns)
+{
+	unsigned long long cpu, delay;
+
+	if (!verbose)
+		return;
+	thread_schedstat(&cpu, &delay);
+	__atomic_add_fetch(&run.cons_ns, now_ns() - ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&run.cons_cpu_ns, cpu - cpu_ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&run.cons_delay_ns, delay - delay_ns, __ATOMIC_RELAXED);
 }
 
 static void *tdispatch_consumer(void *arg)
 {
+	unsigned long long start = now_ns(), start_cpu, start_delay;
 	struct tdispatch_lease_task lt[BATCH];
 	char buf[BATCH * 64];
-	unsigned long long t0;
+	struct call_start t0;
 	uint64_t ver;
 	unsigned int i;
 
 	(void)arg;
+	thread_schedstat(&start_cpu, &start_delay);
 	while (!__atomic_load_n(&run.stop, __ATOMIC_ACQUIRE)) {
 		struct tdispatch_take tk = {
 			.size = sizeof(tk), .timeout_ns = SEC / 100,
@@ -496,13 +558,13 @@ static void *tdispatch_consumer(void *arg)
 		};
 		struct tdispatch_complete c = { .size = sizeof(c) };
 
-		t0 = verbose ? now_ns() : 0;
+		call_begin(&t0);
 		if (ioctl(run.t.fd, TDISPATCH_IOC_TAKE, &tk)) {
 			if (errno != ETIMEDOUT)
 				die("take", errno);
 			continue;
 		}
-		count_call(t0, &run.takes, &run.take_ns);
+		count_call(&t0, &run.takes, &run.take_ns, &run.take_cpu_ns);
 		for (i = 0; i < tk.nr; i++) {
 			ver = 0;
 			if (lt[i].payload_len == sizeof(ver))
@@ -511,11 +573,12 @@ static void *tdispatch_consumer(void *arg)
 		}
 		c.batch = tk.batch;
 		c.result = TDISPATCH_RESULT_SUCCESS;
-		t0 = verbose ? now_ns() : 0;
+		call_begin(&t0);
 		if (ioctl(run.t.fd, TDISPATCH_IOC_COMPLETE, &c))
 			die("complete", errno);
-		count_call(t0, &run.completes, &run.complete_ns);
+		count_call(&t0, &run.completes, &run.complete_ns, &run.complete_cpu_ns);
 	}
+	count_consumer(start, start_cpu, start_delay);
 	return NULL;
 }
 
@@ -740,9 +803,14 @@ static void print_calls(const struct tdispatch_stats_user *st)
 		mode_names[run.mode], (unsigned long long)st->accepted,
 		(unsigned long long)st->done, (unsigned long long)st->overridden,
 		(unsigned long long)st->batches);
-	fprintf(stderr, " takes %llu (%llu ns each) completes %llu (%llu ns each)\n",
-		run.takes, run.take_ns / (run.takes ?: 1), run.completes,
-		run.complete_ns / (run.completes ?: 1));
+	fprintf(stderr, " takes %llu (%llu ns each, %llu on a CPU)", run.takes,
+		run.take_ns / (run.takes ?: 1), run.take_cpu_ns / (run.takes ?: 1));
+	fprintf(stderr, " completes %llu (%llu ns each, %llu on a CPU)", run.completes,
+		run.complete_ns / (run.completes ?: 1),
+		run.complete_cpu_ns / (run.completes ?: 1));
+	fprintf(stderr, " consumers: %llu%% on a CPU, %llu%% runnable\n",
+		100 * run.cons_cpu_ns / (run.cons_ns ?: 1),
+		100 * run.cons_delay_ns / (run.cons_ns ?: 1));
 }
 
 /* Nothing left to process (or 2 s passed): 1, else 0. */
@@ -768,8 +836,7 @@ static int drained(void)
 			if (ioctl(run.t.fd, TDISPATCH_IOC_STATS, &st))
 				die("stats", errno);
 			if (!(st.queued + st.delayed + st.pending + st.in_flight)) {
-				if (verbose)
-					print_calls(&st);
+				run.st = st;
 				return 1;
 			}
 		}
@@ -808,8 +875,14 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 	run.nlat = 0;
 	run.takes = 0;
 	run.take_ns = 0;
+	run.take_cpu_ns = 0;
 	run.completes = 0;
 	run.complete_ns = 0;
+	run.complete_cpu_ns = 0;
+	run.cons_ns = 0;
+	run.cons_cpu_ns = 0;
+	run.cons_delay_ns = 0;
+	memset(&run.st, 0, sizeof(run.st));
 	setup(mode);
 	for (nc = 0; mode != M_NONE && nc < CONSUMERS; nc++)
 		if (pthread_create(&th[nc], NULL, mode == M_COALESCER ? coalescer_consumer :
@@ -842,6 +915,9 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 	if (mode != M_NONE)
 		r->left = samples_left();
 	teardown(mode, th, nc);
+	/* After the consumers' exit: they count their time as they go. */
+	if (verbose && (mode == M_SLOTS || mode == M_MERGE))
+		print_calls(&run.st);
 	r->run_ns = end - run.start;
 	r->busy = (b1 - b0) * SEC / (sysconf(_SC_CLK_TCK) ?: 100);	/* ns */
 	run.nlat = run.nlat < LAT_MAX ? run.nlat : LAT_MAX;
