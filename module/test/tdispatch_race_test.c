@@ -405,6 +405,132 @@ static void test_per_id_exclusion_under_concurrency(struct tcase *t)
 }
 
 /*
+ * With no window and the one worker busy, a submission wakes no one until
+ * a batch's worth waits on its CPU: the worker's batch end, which sets its
+ * free bit and then drains the input, takes it.  A full barrier on each
+ * side (the submitter's llist_add(), the worker's smp_mb()) keeps a task
+ * pushed as the batch ends from waiting for the next push.  Each round,
+ * every CPU submits a short burst at once, and nothing more is pushed
+ * until every task of the round is released: a stranded task would wait
+ * out the round's limit.  A batch end that did not drain fails it at
+ * once; the window the barriers close is narrower than it can catch.
+ */
+static unsigned int burst_rounds = 3000;
+module_param(burst_rounds, uint, 0444);
+MODULE_PARM_DESC(burst_rounds, "rounds of the bursts case (default 3000)");
+
+/* Below max_batch: a burst alone wakes no one while the worker is busy. */
+#define BURST_MAX	12
+/* A round's tasks are released within this, or one is stranded. */
+#define BURST_LIMIT	(5 * HZ)
+
+struct burster {
+	struct task_struct *task;
+	struct recorder *r;
+	unsigned int index;
+	unsigned long accepted;
+	int last_err;
+};
+
+static DECLARE_WAIT_QUEUE_HEAD(burst_wait);
+static unsigned int burst_round;
+static atomic_t burst_left;
+
+static int burster_fn(void *arg)
+{
+	struct burster *b = arg;
+	unsigned int seen = 0;
+
+	for (;;) {
+		unsigned int i, n;
+
+		wait_event_idle(burst_wait, READ_ONCE(burst_round) != seen ||
+				kthread_should_stop());
+		if (kthread_should_stop())
+			return 0;
+		seen = READ_ONCE(burst_round);
+		n = 1 + get_random_u32_below(BURST_MAX);
+		for (i = 0; i < n; i++) {
+			u64 id = b->index * 64 + get_random_u32_below(64);
+			int ret = tdispatch_submit(b->r->d, id, NULL, 0, GFP_KERNEL);
+
+			if (ret)
+				b->last_err = ret;
+			else
+				b->accepted++;
+			udelay(get_random_u32_below(4));
+		}
+		/* A full barrier: the round's driver reads ->accepted after it. */
+		if (atomic_dec_and_test(&burst_left))
+			wake_up_all(&burst_wait);
+	}
+}
+
+/* Batches of a random length: the bursts meet the worker busy, and ending one. */
+static enum tdispatch_result burst_decide(struct recorder *r, struct tdispatch_batch *b,
+					  unsigned int nth)
+{
+	udelay(get_random_u32_below(20));
+	return TDISPATCH_RESULT_SUCCESS;
+}
+
+static void test_bursts_at_batch_end_are_not_stranded(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	unsigned long accepted = 0;
+	unsigned int cpu, i, nr = 0, round;
+	struct tdispatch_stats st;
+	struct burster *b;
+	struct recorder *r;
+
+	cfg.max_batch = 16;
+	cfg.max_buffer = 8192;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->decide = burst_decide;
+	b = kcalloc(nr_cpu_ids, sizeof(*b), GFP_KERNEL);
+	if (!T_EXPECT(t, b)) {
+		rec_finish(t, r, TDISPATCH_DRAIN);
+		return;
+	}
+	WRITE_ONCE(burst_round, 0);
+	for_each_online_cpu(cpu) {
+		b[nr] = (struct burster) { .r = r, .index = nr };
+		b[nr].task = kthread_create_on_cpu(burster_fn, &b[nr], cpu, "tdburst/%u");
+		if (!T_EXPECT(t, !IS_ERR(b[nr].task)))
+			break;
+		wake_up_process(b[nr].task);
+		nr++;
+	}
+	for (round = 1; nr && round <= burst_rounds && !t->failures; round++) {
+		atomic_set(&burst_left, nr);
+		WRITE_ONCE(burst_round, round);
+		wake_up_all(&burst_wait);
+		wait_event_idle(burst_wait, !atomic_read(&burst_left));
+		for (i = 0, accepted = 0; i < nr; i++)
+			accepted += b[i].accepted;
+		/* Only the worker's batch ends take what the bursts left. */
+		if (!wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= accepted,
+					     BURST_LIMIT)) {
+			tdispatch_get_stats(r->d, &st);
+			t_log(t, "round %u: %u of %lu tasks released after %d s, %llu queued",
+			      round, READ_ONCE(r->released), accepted, BURST_LIMIT / HZ, st.queued);
+			t->failures++;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		kthread_stop(b[i].task);
+		T_EXPECT_EQ(t, b[i].last_err, 0);
+	}
+	tdispatch_get_stats(r->d, &st);
+	t_log(t, "%u rounds on %u CPUs: %lu tasks, %llu batches, %llu wake-ups",
+	      round - 1, nr, accepted, st.batches, st.wakeups);
+	kfree(b);
+	rec_finish(t, r, TDISPATCH_DRAIN);
+}
+
+/*
  * A million tasks from every CPU, random results; with @faults the
  * producers' allocations fail at random too, and each failure must be an
  * -ENOMEM the producer sees, never a task lost or leaked.
@@ -486,6 +612,7 @@ static const struct td_case cases[] = {
 	CASE(submit_from_irq_contexts),
 	CASE(submit_races_destroy),
 	CASE(per_id_exclusion_under_concurrency),
+	CASE(bursts_at_batch_end_are_not_stranded),
 	CASE(stress_million_tasks),
 	CASE(stress_million_tasks_under_faults),
 };
