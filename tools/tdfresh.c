@@ -166,6 +166,21 @@ static void cpu_ticks(unsigned long long *busy, unsigned long long *total)
 	*busy = *total - v[3] - v[4];	/* less idle and iowait */
 }
 
+/* Context switches on every CPU since boot (/proc/stat's ctxt), or 0. */
+static unsigned long long context_switches(void)
+{
+	unsigned long long n = 0;
+	FILE *f = fopen("/proc/stat", "r");
+	char line[256];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "ctxt %llu", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* The start of one object's processing, of version @ver. */
 static void process(uint32_t id, uint64_t ver)
 {
@@ -863,7 +878,7 @@ static unsigned int samples_left(void)
 static void run_one(int mode, int dist, unsigned long long rate, struct result *r)
 {
 	pthread_t th[CONSUMERS];
-	unsigned long long b0, t0, b1, t1, end;
+	unsigned long long b0, t0, b1, t1, end, sw;
 	unsigned int i, nc = 0;
 
 	memset(objs, 0, sizeof(objs));
@@ -889,6 +904,7 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 				   mode == M_REDIS ? redis_consumer : tdispatch_consumer, NULL))
 			die("pthread_create", EAGAIN);
 	cpu_ticks(&b0, &t0);
+	sw = verbose ? context_switches() : 0;
 	run.start = now_ns();
 	run.end = run.start + RUN_NS;
 	for (i = 0; i < nr_prods; i++) {
@@ -912,12 +928,17 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 			mode_names[mode], dist_names[dist], rate);
 	end = now_ns();
 	cpu_ticks(&b1, &t1);
+	sw = verbose ? context_switches() - sw : 0;
 	if (mode != M_NONE)
 		r->left = samples_left();
 	teardown(mode, th, nc);
 	/* After the consumers' exit: they count their time as they go. */
 	if (verbose && (mode == M_SLOTS || mode == M_MERGE))
 		print_calls(&run.st);
+	if (verbose && mode != M_NONE)
+		fprintf(stderr, "# %s %s %llu/s: %llu context switches, %.2f a processed object\n",
+			mode_names[mode], dist_names[dist], rate, sw,
+			(double)sw / (__atomic_load_n(&run.processed, __ATOMIC_ACQUIRE) ?: 1));
 	r->run_ns = end - run.start;
 	r->busy = (b1 - b0) * SEC / (sysconf(_SC_CLK_TCK) ?: 100);	/* ns */
 	run.nlat = run.nlat < LAT_MAX ? run.nlat : LAT_MAX;
