@@ -421,8 +421,6 @@ MODULE_PARM_DESC(burst_rounds, "rounds of the bursts case (default 3000)");
 
 /* Below max_batch: a burst alone wakes no one while the worker is busy. */
 #define BURST_MAX	12
-/* A round's tasks are released within this, or one is stranded. */
-#define BURST_LIMIT	(5 * HZ)
 
 struct burster {
 	struct task_struct *task;
@@ -460,13 +458,13 @@ static int burster_fn(void *arg)
 				b->accepted++;
 			udelay(get_random_u32_below(4));
 		}
-		/* A full barrier: the round's driver reads ->accepted after it. */
+		/* Ordered before it: the driver reads ->accepted after its acquire. */
 		if (atomic_dec_and_test(&burst_left))
 			wake_up_all(&burst_wait);
 	}
 }
 
-/* Batches of a random length: the bursts meet the worker busy, and ending one. */
+/* Batches of a random duration: the bursts meet the worker busy, and ending one. */
 static enum tdispatch_result burst_decide(struct recorder *r, struct tdispatch_batch *b,
 					  unsigned int nth)
 {
@@ -507,15 +505,20 @@ static void test_bursts_at_batch_end_are_not_stranded(struct tcase *t)
 		atomic_set(&burst_left, nr);
 		WRITE_ONCE(burst_round, round);
 		wake_up_all(&burst_wait);
-		wait_event_idle(burst_wait, !atomic_read(&burst_left));
+		if (!wait_event_idle_timeout(burst_wait, !atomic_read_acquire(&burst_left),
+					     WAIT_LIMIT)) {
+			t_log(t, "round %u: the bursts did not end", round);
+			t->failures++;
+			break;
+		}
 		for (i = 0, accepted = 0; i < nr; i++)
 			accepted += b[i].accepted;
 		/* Only the worker's batch ends take what the bursts left. */
 		if (!wait_event_idle_timeout(r->wait, READ_ONCE(r->released) >= accepted,
-					     BURST_LIMIT)) {
+					     WAIT_LIMIT)) {
 			tdispatch_get_stats(r->d, &st);
 			t_log(t, "round %u: %u of %lu tasks released after %d s, %llu queued",
-			      round, READ_ONCE(r->released), accepted, BURST_LIMIT / HZ, st.queued);
+			      round, READ_ONCE(r->released), accepted, WAIT_LIMIT / HZ, st.queued);
 			t->failures++;
 		}
 	}
