@@ -242,8 +242,9 @@ run_test_modules() {
 		if [ "$n" = tdispatch_race_test ]; then
 			faults_on && args=fault_stress=1
 			# Its stress: a million tasks on a stock kernel, a
-			# hundred thousand under kmemleak, as the fuzzer.
-			[ -e $kmemleak ] && args="$args stress_tasks=100000"
+			# hundred thousand under kmemleak, as the fuzzer; its
+			# bursts, 3000 rounds, and 1000 under kmemleak.
+			[ -e $kmemleak ] && args="$args stress_tasks=100000 burst_rounds=1000"
 		fi
 		# shellcheck disable=SC2086 # the arguments are words
 		step "insmod-$n" insmod "$m" $args
