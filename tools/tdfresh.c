@@ -58,8 +58,9 @@
  * modes is a mask: 2 coalescer, 4 slots, 8 merge, 16 redis; verbose 1
  * prints, after each run of slots or merge, the dispatcher's counts and the
  * consumers' TAKE and COMPLETE calls, their mean time and the part of it
- * the calling thread spent on a CPU, and the share of the consumers' time
- * on a CPU and runnable, on stderr)
+ * the calling thread spent on a CPU; and after every run, the CPUs' busy
+ * share, the context switches, and the consumers' time on a CPU, runnable
+ * and blocked over the run, on stderr)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,6 +76,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -130,8 +132,9 @@ static struct {
 	/* verbose: the consumers' calls, the time spent in them, and on a CPU */
 	unsigned long long takes, take_ns, take_cpu_ns;
 	unsigned long long completes, complete_ns, complete_cpu_ns;
-	/* verbose: the consumers' time, on a CPU, and runnable but not on one */
-	unsigned long long cons_ns, cons_cpu_ns, cons_delay_ns;
+	/* verbose: the consumers' thread ids, for their schedstat */
+	pid_t cons_tid[CONSUMERS];
+	unsigned int cons_started;
 	struct tdispatch_stats_user st;	/* slots, merge: the counts once drained */
 } run;
 
@@ -423,6 +426,45 @@ static unsigned int conn_ids(struct conn *c, unsigned long long *ids, unsigned i
  * dirty set (a change after that queues it again) and read its newest
  * version.
  */
+/* A consumer says who it is, for its schedstat (verbose). */
+static void consumer_started(void)
+{
+	unsigned int i = __atomic_fetch_add(&run.cons_started, 1, __ATOMIC_ACQ_REL);
+
+	if (i < CONSUMERS)
+		__atomic_store_n(&run.cons_tid[i], (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+}
+
+/*
+ * The consumers' time on a CPU, runnable without one, and times put on
+ * one, summed from /proc/self/task/<tid>/schedstat (CONFIG_SCHED_INFO):
+ * 0 if it cannot be read, else 1.
+ */
+static int consumers_sched(unsigned int n, unsigned long long v[3])
+{
+	unsigned int i, k;
+
+	memset(v, 0, 3 * sizeof(v[0]));
+	for (i = 0; i < n; i++) {
+		unsigned long long x[3];
+		char path[64];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat",
+			 (int)__atomic_load_n(&run.cons_tid[i], __ATOMIC_ACQUIRE));
+		f = fopen(path, "r");
+		if (!f)
+			return 0;
+		k = fscanf(f, "%llu %llu %llu", &x[0], &x[1], &x[2]);
+		fclose(f);
+		if (k != 3)
+			return 0;
+		for (k = 0; k < 3; k++)
+			v[k] += x[k];
+	}
+	return 1;
+}
+
 static void *redis_consumer(void *arg)
 {
 	unsigned long long id[BATCH], ver;
@@ -431,6 +473,7 @@ static void *redis_consumer(void *arg)
 	char ids[24], more[8];
 
 	(void)arg;
+	consumer_started();
 	snprintf(more, sizeof(more), "%u", BATCH - 1);
 	while (!__atomic_load_n(&run.stop, __ATOMIC_ACQUIRE)) {
 		conn_cmd(c, 3, "BLPOP", "q", "0.01");
@@ -466,6 +509,7 @@ static void *coalescer_consumer(void *arg)
 	unsigned int w;
 
 	(void)arg;
+	consumer_started();
 	while (!__atomic_load_n(&run.stop, __ATOMIC_ACQUIRE)) {
 		long taken = 0;
 
@@ -524,39 +568,8 @@ static void count_call(const struct call_start *c, unsigned long long *n,
 	__atomic_add_fetch(cpu_ns, thread_cpu_ns() - c->cpu_ns, __ATOMIC_RELAXED);
 }
 
-/*
- * The calling thread's time on a CPU and waiting for one (runnable), from
- * /proc/thread-self/schedstat (CONFIG_SCHED_INFO): 0 and 0 without it.
- */
-static void thread_schedstat(unsigned long long *cpu_ns, unsigned long long *delay_ns)
-{
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
-
-	*cpu_ns = *delay_ns = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "%llu %llu", cpu_ns, delay_ns) != 2)
-		*cpu_ns = *delay_ns = 0;
-	fclose(f);
-}
-
-/* verbose: a consumer's time since @ns, @cpu_ns and @delay_ns, into run's. */
-static void count_consumer(unsigned long long ns, unsigned long long cpu_ns,
-			   unsigned long long delay_ns)
-{
-	unsigned long long cpu, delay;
-
-	if (!verbose)
-		return;
-	thread_schedstat(&cpu, &delay);
-	__atomic_add_fetch(&run.cons_ns, now_ns() - ns, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&run.cons_cpu_ns, cpu - cpu_ns, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&run.cons_delay_ns, delay - delay_ns, __ATOMIC_RELAXED);
-}
-
 static void *tdispatch_consumer(void *arg)
 {
-	unsigned long long start = now_ns(), start_cpu, start_delay;
 	struct tdispatch_lease_task lt[BATCH];
 	char buf[BATCH * 64];
 	struct call_start t0;
@@ -564,7 +577,7 @@ static void *tdispatch_consumer(void *arg)
 	unsigned int i;
 
 	(void)arg;
-	thread_schedstat(&start_cpu, &start_delay);
+	consumer_started();
 	while (!__atomic_load_n(&run.stop, __ATOMIC_ACQUIRE)) {
 		struct tdispatch_take tk = {
 			.size = sizeof(tk), .timeout_ns = SEC / 100,
@@ -593,7 +606,6 @@ static void *tdispatch_consumer(void *arg)
 			die("complete", errno);
 		count_call(&t0, &run.completes, &run.complete_ns, &run.complete_cpu_ns);
 	}
-	count_consumer(start, start_cpu, start_delay);
 	return NULL;
 }
 
@@ -820,12 +832,9 @@ static void print_calls(const struct tdispatch_stats_user *st)
 		(unsigned long long)st->batches);
 	fprintf(stderr, " takes %llu (%llu ns each, %llu on a CPU)", run.takes,
 		run.take_ns / (run.takes ?: 1), run.take_cpu_ns / (run.takes ?: 1));
-	fprintf(stderr, " completes %llu (%llu ns each, %llu on a CPU)", run.completes,
+	fprintf(stderr, " completes %llu (%llu ns each, %llu on a CPU)\n", run.completes,
 		run.complete_ns / (run.completes ?: 1),
 		run.complete_cpu_ns / (run.completes ?: 1));
-	fprintf(stderr, " consumers: %llu%% on a CPU, %llu%% runnable\n",
-		100 * run.cons_cpu_ns / (run.cons_ns ?: 1),
-		100 * run.cons_delay_ns / (run.cons_ns ?: 1));
 }
 
 /* Nothing left to process (or 2 s passed): 1, else 0. */
@@ -875,10 +884,38 @@ static unsigned int samples_left(void)
 	return n;
 }
 
+/*
+ * verbose: the CPUs' busy share over a run (@busy_pct), the context
+ * switches on every CPU (@sw), and, from @cs0 to @cs1 (NULL: unknown), the
+ * consumers' time on a CPU, runnable without one and blocked, out of
+ * @cons_ns, and how many times they were put on a CPU.
+ */
+static void print_sched(int mode, int dist, unsigned long long rate,
+			unsigned long long busy_pct, unsigned long long sw,
+			const unsigned long long *cs0, const unsigned long long *cs1,
+			unsigned long long cons_ns)
+{
+	unsigned long long on, wait;
+
+	fprintf(stderr, "# %s %s %llu/s: CPUs %llu%% busy, %llu context switches", mode_names[mode],
+		dist_names[dist], rate, busy_pct, sw);
+	if (!cs0 || !cons_ns) {
+		fprintf(stderr, "\n");
+		return;
+	}
+	on = cs1[0] - cs0[0];
+	wait = cs1[1] - cs0[1];
+	fprintf(stderr, "; consumers %llu%% on a CPU, %llu%% runnable, ", 100 * on / cons_ns,
+		100 * wait / cons_ns);
+	fprintf(stderr, "%llu%% blocked, %llu times on a CPU\n",
+		on + wait < cons_ns ? 100 * (cons_ns - on - wait) / cons_ns : 0, cs1[2] - cs0[2]);
+}
+
 static void run_one(int mode, int dist, unsigned long long rate, struct result *r)
 {
 	pthread_t th[CONSUMERS];
-	unsigned long long b0, t0, b1, t1, end, sw;
+	unsigned long long b0, t0, b1, t1, end, sw, cs0[3], cs1[3];
+	int sched_ok = 0;
 	unsigned int i, nc = 0;
 
 	memset(objs, 0, sizeof(objs));
@@ -894,16 +931,19 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 	run.completes = 0;
 	run.complete_ns = 0;
 	run.complete_cpu_ns = 0;
-	run.cons_ns = 0;
-	run.cons_cpu_ns = 0;
-	run.cons_delay_ns = 0;
+	run.cons_started = 0;
+	memset(run.cons_tid, 0, sizeof(run.cons_tid));
 	memset(&run.st, 0, sizeof(run.st));
 	setup(mode);
 	for (nc = 0; mode != M_NONE && nc < CONSUMERS; nc++)
 		if (pthread_create(&th[nc], NULL, mode == M_COALESCER ? coalescer_consumer :
 				   mode == M_REDIS ? redis_consumer : tdispatch_consumer, NULL))
 			die("pthread_create", EAGAIN);
+	/* verbose: the consumers' schedstat over the same time as the CPUs' */
+	while (verbose && __atomic_load_n(&run.cons_started, __ATOMIC_ACQUIRE) < nc)
+		usleep(100);
 	cpu_ticks(&b0, &t0);
+	sched_ok = verbose && consumers_sched(nc, cs0);
 	sw = verbose ? context_switches() : 0;
 	run.start = now_ns();
 	run.end = run.start + RUN_NS;
@@ -928,17 +968,17 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 			mode_names[mode], dist_names[dist], rate);
 	end = now_ns();
 	cpu_ticks(&b1, &t1);
+	sched_ok = sched_ok && consumers_sched(nc, cs1);
 	sw = verbose ? context_switches() - sw : 0;
 	if (mode != M_NONE)
 		r->left = samples_left();
 	teardown(mode, th, nc);
-	/* After the consumers' exit: they count their time as they go. */
+	/* After the consumers' exit: their last calls are counted. */
 	if (verbose && (mode == M_SLOTS || mode == M_MERGE))
 		print_calls(&run.st);
-	if (verbose && mode != M_NONE)
-		fprintf(stderr, "# %s %s %llu/s: %llu context switches, %.2f a processed object\n",
-			mode_names[mode], dist_names[dist], rate, sw,
-			(double)sw / (__atomic_load_n(&run.processed, __ATOMIC_ACQUIRE) ?: 1));
+	if (verbose)
+		print_sched(mode, dist, rate, (b1 - b0) * 100 / (t1 - t0 ?: 1), sw,
+			    sched_ok ? cs0 : NULL, cs1, nc * (end - run.start));
 	r->run_ns = end - run.start;
 	r->busy = (b1 - b0) * SEC / (sysconf(_SC_CLK_TCK) ?: 100);	/* ns */
 	run.nlat = run.nlat < LAT_MAX ? run.nlat : LAT_MAX;
