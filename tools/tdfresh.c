@@ -420,12 +420,6 @@ static unsigned int conn_ids(struct conn *c, unsigned long long *ids, unsigned i
 	return n < max ? n : max;
 }
 
-/*
- * A worker as an RQ user writes one: block on the list for an id, take up
- * to a batch more at once, and for each, pipelined, take it out of the
- * dirty set (a change after that queues it again) and read its newest
- * version.
- */
 /* A consumer says who it is, for its schedstat (verbose). */
 static void consumer_started(void)
 {
@@ -465,6 +459,12 @@ static int consumers_sched(unsigned int n, unsigned long long v[3])
 	return 1;
 }
 
+/*
+ * A worker as an RQ user writes one: block on the list for an id, take up
+ * to a batch more at once, and for each, pipelined, take it out of the
+ * dirty set (a change after that queues it again) and read its newest
+ * version.
+ */
 static void *redis_consumer(void *arg)
 {
 	unsigned long long id[BATCH], ver;
@@ -973,8 +973,8 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 	if (mode != M_NONE)
 		r->left = samples_left();
 	teardown(mode, th, nc);
-	/* After the consumers' exit: their last calls are counted. */
-	if (verbose && (mode == M_SLOTS || mode == M_MERGE))
+	/* After the consumers' exit: their last calls are counted; not if never drained. */
+	if (verbose && (mode == M_SLOTS || mode == M_MERGE) && run.st.size)
 		print_calls(&run.st);
 	if (verbose)
 		print_sched(mode, dist, rate, (b1 - b0) * 100 / (t1 - t0 ?: 1), sw,
