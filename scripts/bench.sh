@@ -135,6 +135,9 @@ fi
 sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p; /^TD-PERF-BEGIN/,/^TD-PERF-END/p' \
 	"$out/log/results.log" | tr -d '\r' | grep -v '^BENCH[ -]'
 echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log"
+# What the host took from the vCPUs: under TCG a waiting vCPU thread is a
+# guest CPU stopped, which the figures above include.
+[ ! -s "$out/log/host" ] || echo "  $k: $(cat "$out/log/host")"
 # A failed benchmark still prints its figures: its # FAIL lines above say
 # which run failed, and the exit status says it at the end.
 rc=0

@@ -37,14 +37,48 @@ esac
 # VM_CPU: a -cpu model (make soak tries max); QEMU's default otherwise.
 # VM_APPEND: more of the kernel's command line (kmemleak=off, to see what a
 # debug option costs).
+# debug-threads: the vCPUs' host threads are named "CPU <n>/TCG" (qemu_threads()).
 set -- qemu-system-x86_64 -accel "tcg,thread=${VM_TCG:-single}" -smp 2 -m 2G -nodefaults -no-reboot \
-	-display none -kernel "$kernel" -initrd "$initrd"
+	-name tdispatch,debug-threads=on -display none -kernel "$kernel" -initrd "$initrd"
 [ -n "${VM_CPU:-}" ] && set -- "$@" -cpu "$VM_CPU"
+
+# QEMU's threads, child of timeout $1: the time now, then a line each, its
+# id, its name and, from its schedstat, ns on a host CPU and ns waiting
+# for one.
+qemu_threads() {
+	p=$(pgrep -P "$1" | head -n 1)
+	[ -n "$p" ] || return 1
+	date +%s.%N
+	for t in /proc/"$p"/task/*; do
+		printf '%s %s %s\n' "${t##*/}" "$(tr ' ' _ <"$t/comm")" \
+			"$(cut -d' ' -f1,2 "$t/schedstat")"
+	done 2>/dev/null
+}
+
+# Between the first and last looks: each busy thread's share of the time
+# on a host CPU and waiting for one.  With more busy threads than host
+# CPUs (two vCPUs and QEMU's main loop on a 2-CPU host), a vCPU that
+# waits is a guest CPU stopped wherever it was, a worker mid-batch too.
+host_share() {
+	[ -s "$1/host-first" ] && [ -s "$1/host-last" ] || return 0
+	awk 'FNR == 1 { t[FILENAME] = $1; next }
+	     FILENAME == ARGV[1] { r[$1] = $3; w[$1] = $4; next }
+	     ($1 in r) { span = t[ARGV[2]] - t[ARGV[1]]; if (span <= 0) next
+		ran = ($3 - r[$1]) / 1e7 / span; wait = ($4 - w[$1]) / 1e7 / span
+		if (ran >= 1 || wait >= 1) {
+			gsub(/_/, " ", $2)
+			s = s sprintf("%s%s ran %.0f%% and waited %.0f%%", s == "" ? "" : ", ", $2, ran, wait)
+		}
+	     }
+	     END { if (s != "") printf "host, over %.0f s: %s of the time for a host CPU\n", span, s }' \
+		"$1/host-first" "$1/host-last"
+}
 
 case "$mode" in
 check|planted|bench|fuzz|intree|linkbench)
 	mkdir -p "$logdir"
-	rm -f "$logdir/console.log" "$logdir/results.log" "$logdir/stall"
+	rm -f "$logdir/console.log" "$logdir/results.log" "$logdir/stall" \
+		"$logdir/host-first" "$logdir/host-last" "$logdir/host"
 	start=$(date +%s)
 	stall=${VM_STALL:-90}
 	timeout -k 10 "$tmo" "$@" -append "$append" \
@@ -55,6 +89,10 @@ check|planted|bench|fuzz|intree|linkbench)
 	last=$start seen=
 	while kill -0 "$qemu" 2>/dev/null; do
 		sleep 2
+		if qemu_threads "$qemu" >"$logdir/host-now"; then
+			[ -s "$logdir/host-first" ] || cp "$logdir/host-now" "$logdir/host-first"
+			mv "$logdir/host-now" "$logdir/host-last"
+		fi
 		now=$(date +%s)
 		beat=$(grep -c '^TD-HEARTBEAT' "$logdir/console.log" 2>/dev/null || true)
 		if [ "$beat" != "$seen" ]; then
@@ -82,6 +120,7 @@ check|planted|bench|fuzz|intree|linkbench)
 	rc=0
 	wait "$qemu" || rc=$?
 	echo "$(( $(date +%s) - start ))" >"$logdir/seconds"
+	host_share "$logdir" >"$logdir/host"
 	# The longest the guest went between heartbeats (5 s apart when it
 	# runs freely): how much the host starved it.
 	awk '/^TD-HEARTBEAT/ { if (last != "" && $2 - last > gap) gap = $2 - last; last = $2 }
