@@ -13,6 +13,7 @@
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
+#include <linux/kernel_stat.h>
 #include <linux/kthread.h>
 #include <linux/llist.h>
 #include <linux/module.h>
@@ -111,5 +112,14 @@ extern bool verbose;
 /* The xarray peer lets go of the objects it holds. */
 void xa_forget(void);
 extern struct variant variants[NR_V];
+
+/* Costly runs, with verbose: see note_step(). */
+struct stalls {
+	u64 n, ns, max_ns;
+	u64 quiet, quiet_ns;	/* of those, gaps with no interrupt */
+	unsigned int slow;	/* samples over 2 ms, any workload */
+};
+
+void stalls_take(struct stalls *st);
 
 #endif /* TD_ENGINE_BENCH_H */

@@ -34,6 +34,72 @@ static void note_latency(u64 ns)
 static atomic_t slow_input, slow_pending;
 
 /*
+ * Costly runs: time a busy worker lost inside one batch, as a gap longer
+ * than STALL_NS between two clock reads a step apart (its batch's delay,
+ * or one object's start and the next's, each a few us of busy work): its
+ * CPU taken away while it was busy.  A worker's own code neither sleeps
+ * nor yields within a batch, so on a kernel that does not preempt it the
+ * gap is interrupts, or the vCPU not running the guest at all (under TCG:
+ * its host thread waiting for a host CPU, or for QEMU).  A gap in which
+ * the CPU took no interrupt is the latter for certain; the producers'
+ * timers, 10,000 a second on each CPU, fall into most gaps anyway.
+ */
+#define STALL_NS	(100 * NSEC_PER_USEC)
+
+struct step {
+	u64 ns;			/* 0: no step yet in this batch */
+	unsigned long irqs;
+};
+
+static DEFINE_PER_CPU(struct step, step);
+static atomic64_t stalls, stalled_ns, stall_max, quiet, quiet_ns;
+static atomic_t slow_all;
+
+/* The interrupts this CPU took so far, those the kernel counts per CPU. */
+static unsigned long irqs_here(void)
+{
+	unsigned long n = kstat_this_cpu->irqs_sum;
+
+#ifdef CONFIG_X86
+	n += this_cpu_read(irq_stat.apic_timer_irqs) + this_cpu_read(irq_stat.irq_resched_count) +
+	     this_cpu_read(irq_stat.irq_call_count);
+#endif
+	return n;
+}
+
+/* A step of a costly batch at @now (0: the batch starts). */
+static void note_step(u64 now)
+{
+	struct step *st = get_cpu_ptr(&step), last = *st;
+	unsigned long irqs = irqs_here();
+	u64 gap = now - last.ns, max;
+
+	*st = (struct step){ .ns = now, .irqs = irqs };
+	put_cpu_ptr(&step);
+	if (!now || !last.ns || now < last.ns || gap < STALL_NS)
+		return;
+	atomic64_inc(&stalls);
+	atomic64_add(gap, &stalled_ns);
+	if (irqs == last.irqs) {
+		atomic64_inc(&quiet);
+		atomic64_add(gap, &quiet_ns);
+	}
+	max = atomic64_read(&stall_max);
+	while (gap > max && !atomic64_try_cmpxchg(&stall_max, &max, gap))
+		;
+}
+
+void stalls_take(struct stalls *st)
+{
+	st->n = atomic64_xchg(&stalls, 0);
+	st->ns = atomic64_xchg(&stalled_ns, 0);
+	st->max_ns = atomic64_xchg(&stall_max, 0);
+	st->quiet = atomic64_xchg(&quiet, 0);
+	st->quiet_ns = atomic64_xchg(&quiet_ns, 0);
+	st->slow = atomic_xchg(&slow_all, 0);
+}
+
+/*
  * The start of one object's processing, of version @ver; @drained: when
  * tdispatch drained its task from the input, or 0.
  */
@@ -45,6 +111,8 @@ static void obj_process_at(struct obj *o, u64 ver, u64 drained)
 	if (sv && sv <= ver) {
 		s = xchg(&o->stamp, 0);
 		if (s) {
+			if (verbose && now - s > 2 * NSEC_PER_MSEC)
+				atomic_inc(&slow_all);
 			if (verbose && drained && now - s > 2 * NSEC_PER_MSEC)
 				atomic_inc(drained - s > now - drained ? &slow_input :
 					   &slow_pending);
@@ -55,8 +123,10 @@ static void obj_process_at(struct obj *o, u64 ver, u64 drained)
 	}
 	if (ver > o->done_ver)
 		WRITE_ONCE(o->done_ver, ver);
-	if (costly)
+	if (costly) {
+		note_step(now);
 		ndelay(TASK_COST_NS);
+	}
 	atomic64_inc(&processed);
 	if (now > READ_ONCE(last_processed))
 		WRITE_ONCE(last_processed, now);
@@ -69,8 +139,13 @@ static void obj_process(struct obj *o, u64 ver)
 
 static void batch_start(void)
 {
-	if (costly)
-		udelay(BATCH_COST_US);
+	if (!costly)
+		return;
+	/* A step of its own, timed; the previous batch's last step is not. */
+	note_step(0);
+	note_step(ktime_get_ns());
+	udelay(BATCH_COST_US);
+	note_step(ktime_get_ns());
 }
 
 static struct payload *payload_new(u64 ver)
@@ -86,11 +161,38 @@ static struct payload *payload_new(u64 ver)
 
 static struct tdispatch *td;
 
+/*
+ * With verbose, items' batches that started over 1 ms after the newest of
+ * their tasks was drained (an item is stamped when it is drained): that
+ * task waited so long in line behind others, or in a batch cut and not
+ * yet run by its worker.
+ */
+static atomic_t late_batches;
+static atomic64_t late_max;
+
+static void note_batch_lag(struct tdispatch_batch *b)
+{
+	u64 now = ktime_get_ns(), newest = 0, lag, max;
+	unsigned int i;
+
+	for (i = 0; i < b->nr; i++)
+		newest = max_t(u64, newest, ktime_to_ns(tdispatch_task_submitted(b->tasks[i])));
+	lag = now > newest ? now - newest : 0;
+	if (lag < NSEC_PER_MSEC)
+		return;
+	atomic_inc(&late_batches);
+	max = atomic64_read(&late_max);
+	while (lag > max && !atomic64_try_cmpxchg(&late_max, &max, lag))
+		;
+}
+
 static enum tdispatch_result td_process(struct tdispatch *d, struct tdispatch_batch *b)
 {
 	bool alloc = tdispatch_priv(d);
 	unsigned int i;
 
+	if (verbose && !alloc)
+		note_batch_lag(b);
 	batch_start();
 	for (i = 0; i < b->nr; i++) {
 		struct tdispatch_task *t = tdispatch_batch_task(b, i);
@@ -197,8 +299,11 @@ static void td_teardown(void)
 			       tdispatch_priv(td) ? "td-task" : "td-item", st.accepted, st.done,
 			       st.batches);
 		seq_buf_printf(&out, " wakeups %llu looks %llu", st.wakeups, st.looks);
-		seq_buf_printf(&out, " slow: input %d pending %d\n", atomic_xchg(&slow_input, 0),
+		seq_buf_printf(&out, " slow: input %d pending %d", atomic_xchg(&slow_input, 0),
 			       atomic_xchg(&slow_pending, 0));
+		seq_buf_printf(&out, " batches started 1 ms after a drain %d (at most %llu us)\n",
+			       atomic_xchg(&late_batches, 0),
+			       div_u64(atomic64_xchg(&late_max, 0), NSEC_PER_USEC));
 	}
 	if (td)
 		tdispatch_destroy(td, TDISPATCH_DISCARD, 0);
