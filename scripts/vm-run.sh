@@ -37,22 +37,23 @@ esac
 # VM_CPU: a -cpu model (make soak tries max); QEMU's default otherwise.
 # VM_APPEND: more of the kernel's command line (kmemleak=off, to see what a
 # debug option costs).
-# debug-threads: the vCPUs' host threads are named "CPU <n>/TCG" (qemu_threads()).
+# debug-threads: the vCPUs' host threads are named "CPU <n>/TCG", or "ALL CPUs/TCG"
+# for single-threaded TCG (qemu_threads()).
 set -- qemu-system-x86_64 -accel "tcg,thread=${VM_TCG:-single}" -smp 2 -m 2G -nodefaults -no-reboot \
 	-name tdispatch,debug-threads=on -display none -kernel "$kernel" -initrd "$initrd"
 [ -n "${VM_CPU:-}" ] && set -- "$@" -cpu "$VM_CPU"
 
 # QEMU's threads, child of timeout $1: the time now, then a line each, its
 # id, its name and, from its schedstat, ns on a host CPU and ns waiting
-# for one.
+# for one.  Fails if QEMU is gone (the caller also wants a vCPU's line).
 qemu_threads() {
 	p=$(pgrep -P "$1" | head -n 1)
 	[ -n "$p" ] || return 1
 	date +%s.%N
 	for t in /proc/"$p"/task/*; do
-		printf '%s %s %s\n' "${t##*/}" "$(tr ' ' _ <"$t/comm")" \
-			"$(cut -d' ' -f1,2 "$t/schedstat")"
-	done 2>/dev/null
+		read -r comm <"$t/comm" && read -r ran waited _ <"$t/schedstat" &&
+			printf '%s %s %s %s\n' "${t##*/}" "$(echo "$comm" | tr ' ' _)" "$ran" "$waited"
+	done 2>/dev/null | grep . || return 1
 }
 
 # Between the first and last looks: each busy thread's share of the time
@@ -63,10 +64,12 @@ host_share() {
 	[ -s "$1/host-first" ] && [ -s "$1/host-last" ] || return 0
 	awk 'FNR == 1 { t[FILENAME] = $1; next }
 	     FILENAME == ARGV[1] { r[$1] = $3; w[$1] = $4; next }
-	     ($1 in r) { span = t[ARGV[2]] - t[ARGV[1]]; if (span <= 0) next
+	     { span = t[ARGV[2]] - t[ARGV[1]]; if (span <= 0) next
+		# A thread begun since the first look counts from its start.
 		ran = ($3 - r[$1]) / 1e7 / span; wait = ($4 - w[$1]) / 1e7 / span
 		if (ran >= 1 || wait >= 1) {
-			gsub(/_/, " ", $2)
+			if ($2 ~ /\/TCG$/)
+				gsub(/_/, " ", $2)
 			s = s sprintf("%s%s ran %.0f%% and waited %.0f%%", s == "" ? "" : ", ", $2, ran, wait)
 		}
 	     }
@@ -89,9 +92,10 @@ check|planted|bench|fuzz|intree|linkbench)
 	last=$start seen=
 	while kill -0 "$qemu" 2>/dev/null; do
 		sleep 2
-		if qemu_threads "$qemu" >"$logdir/host-now"; then
-			[ -s "$logdir/host-first" ] || cp "$logdir/host-now" "$logdir/host-first"
-			mv "$logdir/host-now" "$logdir/host-last"
+		if qemu_threads "$qemu" >"$logdir/host-now" &&
+			grep -q '^[0-9]* [^ ]*/TCG ' "$logdir/host-now"; then
+			[ -s "$logdir/host-first" ] || cp "$logdir/host-now" "$logdir/host-first" || :
+			mv "$logdir/host-now" "$logdir/host-last" || :
 		fi
 		now=$(date +%s)
 		beat=$(grep -c '^TD-HEARTBEAT' "$logdir/console.log" 2>/dev/null || true)

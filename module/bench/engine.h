@@ -113,13 +113,13 @@ extern bool verbose;
 void xa_forget(void);
 extern struct variant variants[NR_V];
 
-/* Costly runs, with verbose: see note_step(). */
-struct stalls {
+/* With verbose: the gaps busy workers lost in costly runs (see note_step()). */
+struct gaps {
 	u64 n, ns, max_ns;
-	u64 quiet, quiet_ns;	/* of those, gaps with no interrupt */
-	unsigned int slow;	/* samples over 2 ms, any workload */
+	u64 quiet, quiet_ns;	/* of those, with no interrupt counted */
+	unsigned int slow;	/* sampled changes that waited over 2 ms, any workload */
 };
 
-void stalls_take(struct stalls *st);
+void gaps_take(struct gaps *g);
 
 #endif /* TD_ENGINE_BENCH_H */

@@ -253,7 +253,7 @@ static bool all_fresh(struct variant *v, const struct result *r)
 
 void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 {
-	struct stalls st;
+	struct gaps g;
 	unsigned long end;
 	u64 idle0, idle1, t;
 	unsigned int i;
@@ -261,7 +261,7 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 
 	memset(r, 0, sizeof(*r));
 	clear_objects();
-	stalls_take(&st);
+	gaps_take(&g);
 	atomic_set(&lat_n, 0);
 	atomic64_set(&processed, 0);
 	atomic64_set(&replaced, 0);
@@ -327,16 +327,16 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 		r->max = lat[r->nlat - 1];
 	}
 	if (verbose && v != &variants[V_NONE]) {
-		stalls_take(&st);
+		gaps_take(&g);
 		seq_buf_printf(&out, "# %s %s %s/%u %llu/s: samples over 2 ms %u of %u",
 			       v->name, costly ? "costly" : "trivial", dist_names[dist], nr_objs,
-			       rate, st.slow, r->nlat);
-		if (costly) {
+			       rate, g.slow, r->nlat);
+		if (costly && !preempt_model_preemptible()) {
 			seq_buf_printf(&out, "; busy workers lost %llu gaps over 100 us, %llu us",
-				       st.n, div_u64(st.ns, NSEC_PER_USEC));
+				       g.n, div_u64(g.ns, NSEC_PER_USEC));
 			seq_buf_printf(&out, " in all, at most %llu us; no interrupt %llu, %llu us",
-				       div_u64(st.max_ns, NSEC_PER_USEC), st.quiet,
-				       div_u64(st.quiet_ns, NSEC_PER_USEC));
+				       div_u64(g.max_ns, NSEC_PER_USEC), g.quiet,
+				       div_u64(g.quiet_ns, NSEC_PER_USEC));
 		}
 		seq_buf_printf(&out, "\n");
 	}

@@ -34,69 +34,85 @@ static void note_latency(u64 ns)
 static atomic_t slow_input, slow_pending;
 
 /*
- * Costly runs: time a busy worker lost inside one batch, as a gap longer
- * than STALL_NS between two clock reads a step apart (its batch's delay,
- * or one object's start and the next's, each a few us of busy work): its
- * CPU taken away while it was busy.  A worker's own code neither sleeps
- * nor yields within a batch, so on a kernel that does not preempt it the
- * gap is interrupts, or the vCPU not running the guest at all (under TCG:
- * its host thread waiting for a host CPU, or for QEMU).  A gap in which
- * the CPU took no interrupt is the latter for certain; the producers'
- * timers, 10,000 a second on each CPU, fall into most gaps anyway.
+ * Costly runs, with verbose: time a busy worker lost inside one batch, as
+ * a gap longer than GAP_NS between two clock reads a step apart (its
+ * batch's delay, or one object's start and the next's, each a few us of
+ * busy work): its CPU taken away while it was busy.  A worker's own code
+ * neither sleeps nor yields within a batch, so on a kernel that does not
+ * preempt it the gap is interrupts, or the vCPU not running the guest at
+ * all (under TCG: its host thread waiting for a host CPU, or for QEMU).
+ * Gaps in which the CPU took none of the interrupts counted here are
+ * counted apart: the vCPU stood still for certain.  That is a lower
+ * bound, since a stop across a timer's deadline brings the interrupt in
+ * with it.  Per CPU, for the same reason: nothing else runs on the CPU
+ * within a batch.  On a kernel that preempts, nothing is counted.
  */
-#define STALL_NS	(100 * NSEC_PER_USEC)
+#define GAP_NS		(100 * NSEC_PER_USEC)
+#define SLOW_NS		(2 * NSEC_PER_MSEC)
 
-struct step {
+struct batch_step {
 	u64 ns;			/* 0: no step yet in this batch */
 	unsigned long irqs;
 };
 
-static DEFINE_PER_CPU(struct step, step);
-static atomic64_t stalls, stalled_ns, stall_max, quiet, quiet_ns;
+static DEFINE_PER_CPU(struct batch_step, batch_step);
+static atomic64_t gaps, gaps_ns, gap_max, quiet_gaps, quiet_ns;
 static atomic_t slow_all;
 
-/* The interrupts this CPU took so far, those the kernel counts per CPU. */
+/* The interrupts this CPU took so far, of those the kernel counts per CPU. */
 static unsigned long irqs_here(void)
 {
-	unsigned long n = kstat_this_cpu->irqs_sum;
+	unsigned long n = raw_cpu_read(kstat.irqs_sum);
 
 #ifdef CONFIG_X86
-	n += this_cpu_read(irq_stat.apic_timer_irqs) + this_cpu_read(irq_stat.irq_resched_count) +
-	     this_cpu_read(irq_stat.irq_call_count);
+	n += raw_cpu_read(irq_stat.__nmi_count) + raw_cpu_read(irq_stat.x86_platform_ipis) +
+	     raw_cpu_read(irq_stat.apic_irq_work_irqs) + raw_cpu_read(irq_stat.irq_tlb_count);
+#ifdef CONFIG_X86_LOCAL_APIC
+	n += raw_cpu_read(irq_stat.apic_timer_irqs);
+#endif
+#ifdef CONFIG_SMP
+	n += raw_cpu_read(irq_stat.irq_resched_count) + raw_cpu_read(irq_stat.irq_call_count);
+#endif
 #endif
 	return n;
 }
 
-/* A step of a costly batch at @now (0: the batch starts). */
+static bool gaps_counted(void)
+{
+	return verbose && costly && !preempt_model_preemptible();
+}
+
+/*
+ * The step of a costly batch at @now, which a gap since the last one ends.
+ * Raw per-CPU accesses: the kernel does not preempt the worker here.
+ */
 static void note_step(u64 now)
 {
-	struct step *st = get_cpu_ptr(&step), last = *st;
-	unsigned long irqs = irqs_here();
+	struct batch_step *st = raw_cpu_ptr(&batch_step), last = *st;
 	u64 gap = now - last.ns, max;
 
-	*st = (struct step){ .ns = now, .irqs = irqs };
-	put_cpu_ptr(&step);
-	if (!now || !last.ns || now < last.ns || gap < STALL_NS)
+	*st = (struct batch_step){ .ns = now, .irqs = irqs_here() };
+	if (!last.ns || now < last.ns || gap < GAP_NS)
 		return;
-	atomic64_inc(&stalls);
-	atomic64_add(gap, &stalled_ns);
-	if (irqs == last.irqs) {
-		atomic64_inc(&quiet);
+	atomic64_inc(&gaps);
+	atomic64_add(gap, &gaps_ns);
+	if (st->irqs == last.irqs) {
+		atomic64_inc(&quiet_gaps);
 		atomic64_add(gap, &quiet_ns);
 	}
-	max = atomic64_read(&stall_max);
-	while (gap > max && !atomic64_try_cmpxchg(&stall_max, &max, gap))
+	max = atomic64_read(&gap_max);
+	while (gap > max && !atomic64_try_cmpxchg(&gap_max, &max, gap))
 		;
 }
 
-void stalls_take(struct stalls *st)
+void gaps_take(struct gaps *g)
 {
-	st->n = atomic64_xchg(&stalls, 0);
-	st->ns = atomic64_xchg(&stalled_ns, 0);
-	st->max_ns = atomic64_xchg(&stall_max, 0);
-	st->quiet = atomic64_xchg(&quiet, 0);
-	st->quiet_ns = atomic64_xchg(&quiet_ns, 0);
-	st->slow = atomic_xchg(&slow_all, 0);
+	g->n = atomic64_xchg(&gaps, 0);
+	g->ns = atomic64_xchg(&gaps_ns, 0);
+	g->max_ns = atomic64_xchg(&gap_max, 0);
+	g->quiet = atomic64_xchg(&quiet_gaps, 0);
+	g->quiet_ns = atomic64_xchg(&quiet_ns, 0);
+	g->slow = atomic_xchg(&slow_all, 0);
 }
 
 /*
@@ -111,22 +127,24 @@ static void obj_process_at(struct obj *o, u64 ver, u64 drained)
 	if (sv && sv <= ver) {
 		s = xchg(&o->stamp, 0);
 		if (s) {
-			if (verbose && now - s > 2 * NSEC_PER_MSEC)
+			u64 waited = now > s ? now - s : 0;
+
+			if (verbose && waited > SLOW_NS)
 				atomic_inc(&slow_all);
-			if (verbose && drained && now - s > 2 * NSEC_PER_MSEC)
+			if (verbose && drained && waited > SLOW_NS)
 				atomic_inc(drained - s > now - drained ? &slow_input :
 					   &slow_pending);
-			note_latency(now > s ? now - s : 0);
+			note_latency(waited);
 			/* The stamp cleared first: a producer's new one is not lost. */
 			smp_store_release(&o->stamp_ver, 0);
 		}
 	}
 	if (ver > o->done_ver)
 		WRITE_ONCE(o->done_ver, ver);
-	if (costly) {
+	if (gaps_counted())
 		note_step(now);
+	if (costly)
 		ndelay(TASK_COST_NS);
-	}
 	atomic64_inc(&processed);
 	if (now > READ_ONCE(last_processed))
 		WRITE_ONCE(last_processed, now);
@@ -141,8 +159,12 @@ static void batch_start(void)
 {
 	if (!costly)
 		return;
-	/* A step of its own, timed; the previous batch's last step is not. */
-	note_step(0);
+	if (!gaps_counted()) {
+		udelay(BATCH_COST_US);
+		return;
+	}
+	/* Not measured from the last batch's last step: idle time lies between. */
+	raw_cpu_write(batch_step.ns, 0);
 	note_step(ktime_get_ns());
 	udelay(BATCH_COST_US);
 	note_step(ktime_get_ns());
@@ -176,7 +198,8 @@ static void note_batch_lag(struct tdispatch_batch *b)
 	unsigned int i;
 
 	for (i = 0; i < b->nr; i++)
-		newest = max_t(u64, newest, ktime_to_ns(tdispatch_task_submitted(b->tasks[i])));
+		newest = max_t(u64, newest,
+			       ktime_to_ns(tdispatch_task_submitted(tdispatch_batch_task(b, i))));
 	lag = now > newest ? now - newest : 0;
 	if (lag < NSEC_PER_MSEC)
 		return;
