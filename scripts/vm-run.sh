@@ -124,6 +124,7 @@ check|planted|bench|fuzz|intree|linkbench)
 	rc=0
 	wait "$qemu" || rc=$?
 	echo "$(( $(date +%s) - start ))" >"$logdir/seconds"
+	rm -f "$logdir/host-now"
 	host_share "$logdir" >"$logdir/host"
 	# The longest the guest went between heartbeats (5 s apart when it
 	# runs freely): how much the host starved it.

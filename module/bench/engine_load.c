@@ -337,6 +337,8 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 			seq_buf_printf(&out, " in all, at most %llu us; no interrupt %llu, %llu us",
 				       div_u64(g.max_ns, NSEC_PER_USEC), g.quiet,
 				       div_u64(g.quiet_ns, NSEC_PER_USEC));
+		} else if (costly) {
+			seq_buf_printf(&out, "; gaps not counted: the kernel preempts");
 		}
 		seq_buf_printf(&out, "\n");
 	}
