@@ -77,6 +77,15 @@ static unsigned long irqs_here(void)
 	return n;
 }
 
+/* @v becomes @x if @x is larger, whoever else raises it meanwhile. */
+static void atomic64_raise(atomic64_t *v, u64 x)
+{
+	s64 old = atomic64_read(v);
+
+	while ((u64)old < x && !atomic64_try_cmpxchg(v, &old, x))
+		;
+}
+
 static bool gaps_counted(void)
 {
 	return verbose && costly && !preempt_model_preemptible();
@@ -89,7 +98,7 @@ static bool gaps_counted(void)
 static void note_step(u64 now)
 {
 	struct batch_step *st = raw_cpu_ptr(&batch_step), last = *st;
-	u64 gap = now - last.ns, max;
+	u64 gap = now - last.ns;
 
 	*st = (struct batch_step){ .ns = now, .irqs = irqs_here() };
 	if (!last.ns || now < last.ns || gap < GAP_NS)
@@ -100,9 +109,7 @@ static void note_step(u64 now)
 		atomic64_inc(&quiet_gaps);
 		atomic64_add(gap, &quiet_ns);
 	}
-	max = atomic64_read(&gap_max);
-	while (gap > max && !atomic64_try_cmpxchg(&gap_max, &max, gap))
-		;
+	atomic64_raise(&gap_max, gap);
 }
 
 void gaps_take(struct gaps *g)
@@ -129,11 +136,12 @@ static void obj_process_at(struct obj *o, u64 ver, u64 drained)
 		if (s) {
 			u64 waited = now > s ? now - s : 0;
 
-			if (verbose && waited > SLOW_NS)
+			if (verbose && waited > SLOW_NS) {
 				atomic_inc(&slow_all);
-			if (verbose && drained && waited > SLOW_NS)
-				atomic_inc(drained - s > now - drained ? &slow_input :
-					   &slow_pending);
+				if (drained)
+					atomic_inc(drained - s > now - drained ? &slow_input :
+						   &slow_pending);
+			}
 			note_latency(waited);
 			/* The stamp cleared first: a producer's new one is not lost. */
 			smp_store_release(&o->stamp_ver, 0);
@@ -194,7 +202,7 @@ static atomic64_t late_max;
 
 static void note_batch_lag(struct tdispatch_batch *b)
 {
-	u64 now = ktime_get_ns(), newest = 0, lag, max;
+	u64 now = ktime_get_ns(), newest = 0, lag;
 	unsigned int i;
 
 	for (i = 0; i < b->nr; i++)
@@ -204,9 +212,7 @@ static void note_batch_lag(struct tdispatch_batch *b)
 	if (lag < NSEC_PER_MSEC)
 		return;
 	atomic_inc(&late_batches);
-	max = atomic64_read(&late_max);
-	while (lag > max && !atomic64_try_cmpxchg(&late_max, &max, lag))
-		;
+	atomic64_raise(&late_max, lag);
 }
 
 static enum tdispatch_result td_process(struct tdispatch *d, struct tdispatch_batch *b)
