@@ -20,6 +20,8 @@
 #include <linux/percpu.h>
 #include <linux/random.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -77,6 +79,7 @@ struct variant {
 
 struct result {
 	u64 accepted, processed, run_ns, busy_ns, refused, submit_ns;
+	u64 consumers_ns;	/* CPU time of every thread but the producers */
 	u64 processed_run;	/* processed by the end of the offered load */
 	u64 p50, p99, max;
 	unsigned int nlat;

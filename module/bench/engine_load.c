@@ -181,6 +181,28 @@ static u64 idle_ns(void)
 	return sum;
 }
 
+/*
+ * CPU time run so far by every thread but the producers and this one (the
+ * bench's own drain check): the consumers (kworkers, the acceptor) and
+ * whatever else runs.  Read when they are all idle, it is exact.
+ */
+static u64 consumers_ns(void)
+{
+	struct task_struct *g, *p;
+	unsigned int i;
+	u64 sum = 0;
+
+	rcu_read_lock();
+	for_each_process_thread(g, p) {
+		for (i = 0; i < nr_prods && p != prods[i].task; i++)
+			;
+		if (i == nr_prods && p != current)
+			sum += READ_ONCE(p->se.sum_exec_runtime);
+	}
+	rcu_read_unlock();
+	return sum;
+}
+
 static int start_producers(struct variant *v, unsigned int dist, u64 rate)
 {
 	unsigned int cpu, np = 0;
@@ -201,11 +223,14 @@ static int start_producers(struct variant *v, unsigned int dist, u64 rate)
 		p->rng = (u64)get_random_u32() << 32 | get_random_u32() | 1;
 		t = kthread_create_on_cpu(producer_fn, p, cpu, "td_eb_prod/%u");
 		if (IS_ERR(t)) {
-			while (np--)
+			while (np--) {
 				kthread_stop(prods[np].task);
+				put_task_struct(prods[np].task);
+			}
 			return PTR_ERR(t);
 		}
-		p->task = t;
+		/* Held past its exit: consumers_ns() tells it apart. */
+		p->task = get_task_struct(t);
 		np++;
 	}
 	atomic_set(&producers_left, np);
@@ -255,7 +280,7 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 {
 	struct gaps g;
 	unsigned long end;
-	u64 idle0, idle1, t;
+	u64 idle0, idle1, t, thr0;
 	unsigned int i;
 	int ret;
 
@@ -280,6 +305,7 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 		r->lost = true;
 		goto out;
 	}
+	thr0 = consumers_ns();
 	idle0 = idle_ns();
 	run_start = ktime_get_ns();
 	run_end = run_start + (u64)run_ms * NSEC_PER_MSEC;
@@ -304,6 +330,7 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 
 		t = ktime_get_ns();
 		idle1 = idle_ns();
+		r->consumers_ns = consumers_ns() - thr0;
 		if (idle && all_fresh(v, r))
 			break;
 		if (time_after(jiffies, end)) {
@@ -312,6 +339,8 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 		}
 		usleep_range(200, 400);
 	}
+	for (i = 0; i < nr_prods; i++)
+		put_task_struct(prods[i].task);
 	r->run_ns = max(READ_ONCE(last_processed), run_end) - run_start;
 	if (idle0 == U64_MAX || idle1 == U64_MAX)
 		r->busy_ns = U64_MAX;
