@@ -33,10 +33,13 @@
  *              version
  *
  * Figures (as the engine benchmark's): accepted/s (changes handed in),
- * processed/s (objects the consumers acted on), cpu_ns (every CPU's busy
- * time over the run, from /proc/stat, less the none mode's at the same
- * rate and ids, per accepted change: producers, consumers and the
- * kernel's threads alike) and staleness (for every 16th change of each
+ * processed/s (objects the consumers acted on), cpu_ns (the CPU time of
+ * every thread on the system over the run, from each one's schedstat,
+ * less the none mode's at the same rate and ids, per accepted change:
+ * producers, consumers, Redis and the kernel's threads alike; busy_ns,
+ * the same from every CPU's busy time in /proc/stat, which counts what
+ * the idle task does too, and takes less for pacing beside work than in
+ * the none mode) and staleness (for every 16th change of each
  * producer, when no sample of its object waits, the time from just before
  * the change to the start of the first processing that reads that
  * version or a newer one; p50, p99).  Ids round-robin, uniform or Zipf
@@ -51,7 +54,7 @@
  * and staleness p99 stays within 2 ms.
  *
  *   BENCH user <mode> trivial ids=<dist>/1024 rate=<r> accepted_per_s=
- *	processed_per_s= cpu_ns= stale_p50_us= stale_p99_us=
+ *	processed_per_s= cpu_ns= busy_ns= stale_p50_us= stale_p99_us=
  *   BENCH capacity user <mode> trivial ids=uniform/1024 max_rate=
  *
  * usage: tdfresh [rounds [modes [verbose]]]   (default 5 rounds, every mode;
@@ -62,6 +65,7 @@
  * share, the context switches, and the consumers' time on a CPU, runnable
  * and blocked over the run, on stderr)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -620,6 +624,7 @@ struct producer {
 	unsigned int nut;
 	struct conn *redis;
 	unsigned int npipe;		/* changes sent, replies not read */
+	unsigned long long cpu_ns;	/* its CPU time, at its end */
 	pthread_t th;
 };
 
@@ -751,13 +756,57 @@ static void *producer_fn(void *arg)
 		ts.tv_nsec = now % SEC;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
+	p->cpu_ns = thread_cpu_ns();
 	return NULL;
 }
 
 /* ---- one run ---------------------------------------------------------------- */
 
+/*
+ * The CPU time every thread on the system has run so far (schedstat's
+ * first field, as CLOCK_THREAD_CPUTIME_ID counts), but the calling one's:
+ * the consumers, Redis, the kernel's threads.  A thread that exits between
+ * two reads is lost to the second: the producers give theirs at their end.
+ */
+static unsigned long long threads_cpu_ns(void)
+{
+	pid_t self = syscall(SYS_gettid);
+	unsigned long long sum = 0, ns;
+	struct dirent *pe, *te;
+	char path[600];
+	DIR *pd, *td;
+	FILE *f;
+
+	pd = opendir("/proc");
+	if (!pd)
+		die("/proc", errno);
+	while ((pe = readdir(pd))) {
+		if (pe->d_name[0] < '1' || pe->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", pe->d_name);
+		td = opendir(path);
+		if (!td)
+			continue;	/* gone meanwhile */
+		while ((te = readdir(td))) {
+			if (te->d_name[0] < '1' || te->d_name[0] > '9' || atoi(te->d_name) == self)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/task/%s/schedstat", pe->d_name,
+				 te->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			if (fscanf(f, "%llu", &ns) == 1)
+				sum += ns;
+			fclose(f);
+		}
+		closedir(td);
+	}
+	closedir(pd);
+	return sum;
+}
+
 struct result {
-	unsigned long long accepted, processed, busy, p50, p99, run_ns;
+	unsigned long long accepted, processed, busy, threads, p50, p99, run_ns;
 	unsigned int left;	/* samples never processed */
 };
 
@@ -914,7 +963,7 @@ static void print_sched(int mode, int dist, unsigned long long rate,
 static void run_one(int mode, int dist, unsigned long long rate, struct result *r)
 {
 	pthread_t th[CONSUMERS];
-	unsigned long long b0, t0, b1, t1, end, sw, cs0[3], cs1[3];
+	unsigned long long b0, t0, b1, t1, end, sw, cs0[3], cs1[3], th0, th1;
 	int sched_ok = 0;
 	unsigned int i, nc = 0;
 
@@ -942,6 +991,7 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 	/* verbose: the consumers' schedstat over the same time as the CPUs' */
 	while (verbose && __atomic_load_n(&run.cons_started, __ATOMIC_ACQUIRE) < nc)
 		usleep(100);
+	th0 = threads_cpu_ns();
 	cpu_ticks(&b0, &t0);
 	sched_ok = verbose && consumers_sched(nc, cs0);
 	sw = verbose ? context_switches() : 0;
@@ -968,6 +1018,9 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 			mode_names[mode], dist_names[dist], rate);
 	end = now_ns();
 	cpu_ticks(&b1, &t1);
+	th1 = threads_cpu_ns();
+	for (i = 0; i < nr_prods; i++)
+		th1 += prods[i].cpu_ns;
 	sched_ok = sched_ok && consumers_sched(nc, cs1);
 	sw = verbose ? context_switches() - sw : 0;
 	if (mode != M_NONE)
@@ -981,6 +1034,7 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 			    sched_ok ? cs0 : NULL, cs1, nc * (end - run.start));
 	r->run_ns = end - run.start;
 	r->busy = (b1 - b0) * SEC / (sysconf(_SC_CLK_TCK) ?: 100);	/* ns */
+	r->threads = th1 - th0;
 	run.nlat = run.nlat < LAT_MAX ? run.nlat : LAT_MAX;
 	if (run.nlat) {
 		qsort(run.lat, run.nlat, sizeof(run.lat[0]), cmp_ull);
@@ -993,7 +1047,14 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 
 static struct result res[NR_D][NR_RATES][NR_MODES][MAX_ROUNDS];
 
+/* The threads' CPU time per accepted change, less the none mode's. */
 static unsigned long long cpu_ns(const struct result *r, const struct result *none)
+{
+	return (r->threads > none->threads ? r->threads - none->threads : 0) / (r->accepted ?: 1);
+}
+
+/* The same from every CPU's busy time: pacing beside work takes less of it. */
+static unsigned long long busy_ns(const struct result *r, const struct result *none)
 {
 	return (r->busy > none->busy ? r->busy - none->busy : 0) / (r->accepted ?: 1);
 }
@@ -1074,7 +1135,7 @@ static unsigned long long capacity(int mode)
 /* One mode's medians at one rate and distribution: a row and a BENCH line. */
 static void report(unsigned int d, unsigned int ri, unsigned int m, unsigned int rounds)
 {
-	unsigned long long acc[MAX_ROUNDS], proc[MAX_ROUNDS], cpu[MAX_ROUNDS];
+	unsigned long long acc[MAX_ROUNDS], proc[MAX_ROUNDS], cpu[MAX_ROUNDS], busy[MAX_ROUNDS];
 	unsigned long long p50[MAX_ROUNDS], p99[MAX_ROUNDS];
 	unsigned int i, left = 0;
 
@@ -1085,15 +1146,17 @@ static void report(unsigned int d, unsigned int ri, unsigned int m, unsigned int
 		proc[i] = r->processed * SEC / RUN_NS;
 		left += r->left;
 		cpu[i] = cpu_ns(r, &res[d][ri][M_NONE][i]);
+		busy[i] = busy_ns(r, &res[d][ri][M_NONE][i]);
 		p50[i] = r->p50 / 1000;
 		p99[i] = r->p99 / 1000;
 	}
-	printf("| %s | %llu | %s | %llu | %llu | %llu | %llu | %llu | %u |\n", dist_names[d],
-	       rates[ri], mode_names[m], med(acc, rounds), med(proc, rounds), med(cpu, rounds),
-	       med(p50, rounds), med(p99, rounds), left);
+	printf("| %s | %llu | %s | %llu | %llu | %llu | %llu | %llu | %llu | %u |\n",
+	       dist_names[d], rates[ri], mode_names[m], med(acc, rounds), med(proc, rounds),
+	       med(cpu, rounds), med(busy, rounds), med(p50, rounds), med(p99, rounds), left);
 	printf("BENCH user %s trivial ids=%s/%u rate=%llu accepted_per_s=%llu", mode_names[m],
 	       dist_names[d], NR_OBJS, rates[ri], med(acc, rounds));
-	printf(" processed_per_s=%llu cpu_ns=%llu", med(proc, rounds), med(cpu, rounds));
+	printf(" processed_per_s=%llu cpu_ns=%llu busy_ns=%llu", med(proc, rounds), med(cpu, rounds),
+	       med(busy, rounds));
 	printf(" stale_p50_us=%llu stale_p99_us=%llu\n", med(p50, rounds), med(p99, rounds));
 }
 
@@ -1129,9 +1192,9 @@ int main(int argc, char **argv)
 				run_modes(modes, d, ri, i);
 	printf("# %u producers, %u consumers, %u objects, 1 s a run, %lu rounds, medians\n",
 	       nr_prods, CONSUMERS, NR_OBJS, rounds);
-	printf("| ids | offered/s | mode | accepted/s | processed/s | cpu_ns |");
+	printf("| ids | offered/s | mode | accepted/s | processed/s | cpu_ns | busy_ns |");
 	printf(" p50 us | p99 us | samples never processed, all rounds |\n");
-	printf("|---|---|---|---|---|---|---|---|---|\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
 	for (d = 0; d < NR_D; d++)
 		for (ri = 0; ri < NR_RATES; ri++)
 			for (m = 1; m < NR_MODES; m++)
