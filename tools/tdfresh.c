@@ -625,6 +625,7 @@ struct producer {
 	struct conn *redis;
 	unsigned int npipe;		/* changes sent, replies not read */
 	unsigned long long cpu_ns;	/* its CPU time, at its end */
+	pid_t tid;
 	pthread_t th;
 };
 
@@ -727,6 +728,7 @@ static void *producer_fn(void *arg)
 	struct timespec ts;
 	int kick;
 
+	__atomic_store_n(&p->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	while ((now = now_ns()) < run.end) {
 		due = (now - run.start) * p->rate / SEC;
 		kick = 0;
@@ -763,20 +765,61 @@ static void *producer_fn(void *arg)
 /* ---- one run ---------------------------------------------------------------- */
 
 /*
- * The CPU time every thread on the system has run so far (schedstat's
- * first field, as CLOCK_THREAD_CPUTIME_ID counts), but the calling one's:
- * the consumers, Redis, the kernel's threads.  A thread that exits between
- * two reads is lost to the second: the producers give theirs at their end.
+ * Every thread's CPU time over a run (schedstat's first field, as
+ * CLOCK_THREAD_CPUTIME_ID counts): the consumers, Redis, the kernel's
+ * threads; not this one's, nor the producers', which give theirs as they
+ * end (one may still be listed after its join).  threads_scan(1) notes
+ * each thread's time at the start; threads_scan(0) sums what each ran
+ * since, and all of what a thread begun since ran.  A thread that exits
+ * between the two is lost.
  */
-static unsigned long long threads_cpu_ns(void)
+#define MAX_THREADS	4096
+
+static struct {
+	pid_t tid;
+	unsigned long long ns;
+} thread_starts[MAX_THREADS];
+static unsigned int nr_starts;
+
+static int is_producer(pid_t tid)
 {
-	pid_t self = syscall(SYS_gettid);
+	unsigned int i;
+
+	for (i = 0; i < nr_prods; i++)
+		if (__atomic_load_n(&prods[i].tid, __ATOMIC_ACQUIRE) == tid)
+			return 1;
+	return 0;
+}
+
+/* What one thread ran, as threads_scan() counts it. */
+static unsigned long long thread_ran(int at_start, pid_t tid, unsigned long long ns)
+{
+	unsigned int i;
+
+	if (at_start) {
+		if (nr_starts < MAX_THREADS) {
+			thread_starts[nr_starts].tid = tid;
+			thread_starts[nr_starts++].ns = ns;
+		}
+		return 0;
+	}
+	for (i = 0; i < nr_starts && thread_starts[i].tid != tid; i++)
+		;
+	/* Less than at the start: its id was taken again, by a new thread. */
+	return i < nr_starts && ns >= thread_starts[i].ns ? ns - thread_starts[i].ns : ns;
+}
+
+static unsigned long long threads_scan(int at_start)
+{
+	pid_t self = syscall(SYS_gettid), tid;
 	unsigned long long sum = 0, ns;
 	struct dirent *pe, *te;
 	char path[600];
 	DIR *pd, *td;
 	FILE *f;
 
+	if (at_start)
+		nr_starts = 0;
 	pd = opendir("/proc");
 	if (!pd)
 		die("/proc", errno);
@@ -788,7 +831,10 @@ static unsigned long long threads_cpu_ns(void)
 		if (!td)
 			continue;	/* gone meanwhile */
 		while ((te = readdir(td))) {
-			if (te->d_name[0] < '1' || te->d_name[0] > '9' || atoi(te->d_name) == self)
+			if (te->d_name[0] < '1' || te->d_name[0] > '9')
+				continue;
+			tid = atoi(te->d_name);
+			if (tid == self || is_producer(tid))
 				continue;
 			snprintf(path, sizeof(path), "/proc/%s/task/%s/schedstat", pe->d_name,
 				 te->d_name);
@@ -796,7 +842,7 @@ static unsigned long long threads_cpu_ns(void)
 			if (!f)
 				continue;
 			if (fscanf(f, "%llu", &ns) == 1)
-				sum += ns;
+				sum += thread_ran(at_start, tid, ns);
 			fclose(f);
 		}
 		closedir(td);
@@ -963,7 +1009,7 @@ static void print_sched(int mode, int dist, unsigned long long rate,
 static void run_one(int mode, int dist, unsigned long long rate, struct result *r)
 {
 	pthread_t th[CONSUMERS];
-	unsigned long long b0, t0, b1, t1, end, sw, cs0[3], cs1[3], th0, th1;
+	unsigned long long b0, t0, b1, t1, end, sw, cs0[3], cs1[3], ran;
 	int sched_ok = 0;
 	unsigned int i, nc = 0;
 
@@ -991,7 +1037,8 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 	/* verbose: the consumers' schedstat over the same time as the CPUs' */
 	while (verbose && __atomic_load_n(&run.cons_started, __ATOMIC_ACQUIRE) < nc)
 		usleep(100);
-	th0 = threads_cpu_ns();
+	memset(prods, 0, sizeof(prods));
+	threads_scan(1);
 	cpu_ticks(&b0, &t0);
 	sched_ok = verbose && consumers_sched(nc, cs0);
 	sw = verbose ? context_switches() : 0;
@@ -1018,9 +1065,9 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 			mode_names[mode], dist_names[dist], rate);
 	end = now_ns();
 	cpu_ticks(&b1, &t1);
-	th1 = threads_cpu_ns();
+	ran = threads_scan(0);
 	for (i = 0; i < nr_prods; i++)
-		th1 += prods[i].cpu_ns;
+		ran += prods[i].cpu_ns;
 	sched_ok = sched_ok && consumers_sched(nc, cs1);
 	sw = verbose ? context_switches() - sw : 0;
 	if (mode != M_NONE)
@@ -1034,7 +1081,7 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 			    sched_ok ? cs0 : NULL, cs1, nc * (end - run.start));
 	r->run_ns = end - run.start;
 	r->busy = (b1 - b0) * SEC / (sysconf(_SC_CLK_TCK) ?: 100);	/* ns */
-	r->threads = th1 - th0;
+	r->threads = ran;
 	run.nlat = run.nlat < LAT_MAX ? run.nlat : LAT_MAX;
 	if (run.nlat) {
 		qsort(run.lat, run.nlat, sizeof(run.lat[0]), cmp_ull);
@@ -1155,8 +1202,8 @@ static void report(unsigned int d, unsigned int ri, unsigned int m, unsigned int
 	       med(cpu, rounds), med(busy, rounds), med(p50, rounds), med(p99, rounds), left);
 	printf("BENCH user %s trivial ids=%s/%u rate=%llu accepted_per_s=%llu", mode_names[m],
 	       dist_names[d], NR_OBJS, rates[ri], med(acc, rounds));
-	printf(" processed_per_s=%llu cpu_ns=%llu busy_ns=%llu", med(proc, rounds), med(cpu, rounds),
-	       med(busy, rounds));
+	printf(" processed_per_s=%llu cpu_ns=%llu busy_ns=%llu", med(proc, rounds),
+	       med(cpu, rounds), med(busy, rounds));
 	printf(" stale_p50_us=%llu stale_p99_us=%llu\n", med(p50, rounds), med(p99, rounds));
 }
 

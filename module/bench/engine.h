@@ -96,6 +96,8 @@ extern atomic64_t processed;
 extern const unsigned int id_spaces[NR_SPACES];
 extern u32 *zipf_seq[MAX_PRODUCERS];
 int zipf_fill(unsigned int n, unsigned int np);
+int consumers_init(void);
+void consumers_exit(void);
 extern struct obj *objs;
 extern unsigned int nr_objs;
 extern bool costly;

@@ -69,7 +69,7 @@ struct producer {
 	u64 rate;		/* its share, submissions/s */
 	u64 rng;
 	u64 accepted, refused;
-	u64 submit_ns, timed;	/* every 16th submit call, timed */
+	u64 submit_ns, timed;	/* a 16th of the submit calls, at random, timed */
 };
 
 static struct producer prods[MAX_PRODUCERS];
@@ -106,7 +106,8 @@ static void submit_one(struct producer *p, u64 k)
 		WRITE_ONCE(o->stamp, t);
 		sampled = true;
 	}
-	if ((k & 15) == 8) {
+	/* At random, not every 16th: a tick's first call, which wakes, would alias. */
+	if (!rng_below(&p->rng, 16)) {
 		u64 t0 = ktime_get_ns();
 
 		ret = p->v->submit(o, ver);
@@ -181,26 +182,84 @@ static u64 idle_ns(void)
 	return sum;
 }
 
+static bool is_producer(struct task_struct *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_prods; i++)
+		if (p == prods[i].task)
+			return true;
+	return false;
+}
+
 /*
- * CPU time run so far by every thread but the producers and this one (the
- * bench's own drain check): the consumers (kworkers, the acceptor) and
- * whatever else runs.  Read when they are all idle, it is exact.
+ * The consumers' CPU time (kworkers, the acceptor, whatever else runs:
+ * every thread but the producers and this one, the bench's own), from
+ * the start of a run to its end, both read when they are idle.  Each
+ * thread there at the start is held and counted from its time then, so
+ * that one that exits meanwhile (a destroyed pool's kworker, reaped
+ * late) is counted to its end; one begun since is counted whole.
  */
-static u64 consumers_ns(void)
+#define MAX_THREADS	4096
+
+struct thread_start {
+	struct task_struct *p;
+	u64 ns;
+};
+
+static struct thread_start *thread_starts;
+static unsigned int nr_starts;
+
+static void consumers_start(void)
 {
 	struct task_struct *g, *p;
-	unsigned int i;
+
+	nr_starts = 0;
+	rcu_read_lock();
+	for_each_process_thread(g, p) {
+		if (p == current || is_producer(p) || nr_starts == MAX_THREADS)
+			continue;
+		/* Listed, it is not freed before a grace period: a reference holds. */
+		thread_starts[nr_starts].p = get_task_struct(p);
+		thread_starts[nr_starts++].ns = READ_ONCE(p->se.sum_exec_runtime);
+	}
+	rcu_read_unlock();
+}
+
+/* Their time since consumers_start(), and their references dropped; U64_MAX: unknown. */
+static u64 consumers_end(void)
+{
+	struct task_struct *g, *p;
+	unsigned int i, n = 0;
 	u64 sum = 0;
 
 	rcu_read_lock();
 	for_each_process_thread(g, p) {
-		for (i = 0; i < nr_prods && p != prods[i].task; i++)
+		if (p == current || is_producer(p))
+			continue;
+		n++;
+		for (i = 0; i < nr_starts && thread_starts[i].p != p; i++)
 			;
-		if (i == nr_prods && p != current)
+		if (i == nr_starts)
 			sum += READ_ONCE(p->se.sum_exec_runtime);
 	}
 	rcu_read_unlock();
-	return sum;
+	for (i = 0; i < nr_starts; i++) {
+		sum += READ_ONCE(thread_starts[i].p->se.sum_exec_runtime) - thread_starts[i].ns;
+		put_task_struct(thread_starts[i].p);
+	}
+	return nr_starts == MAX_THREADS || n >= MAX_THREADS ? U64_MAX : sum;
+}
+
+int consumers_init(void)
+{
+	thread_starts = vmalloc(array_size(MAX_THREADS, sizeof(*thread_starts)));
+	return thread_starts ? 0 : -ENOMEM;
+}
+
+void consumers_exit(void)
+{
+	vfree(thread_starts);
 }
 
 static int start_producers(struct variant *v, unsigned int dist, u64 rate)
@@ -229,7 +288,7 @@ static int start_producers(struct variant *v, unsigned int dist, u64 rate)
 			}
 			return PTR_ERR(t);
 		}
-		/* Held past its exit: consumers_ns() tells it apart. */
+		/* Held past its exit: is_producer() tells it apart. */
 		p->task = get_task_struct(t);
 		np++;
 	}
@@ -280,7 +339,7 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 {
 	struct gaps g;
 	unsigned long end;
-	u64 idle0, idle1, t, thr0;
+	u64 idle0, idle1, t;
 	unsigned int i;
 	int ret;
 
@@ -305,7 +364,7 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 		r->lost = true;
 		goto out;
 	}
-	thr0 = consumers_ns();
+	consumers_start();
 	idle0 = idle_ns();
 	run_start = ktime_get_ns();
 	run_end = run_start + (u64)run_ms * NSEC_PER_MSEC;
@@ -330,7 +389,6 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 
 		t = ktime_get_ns();
 		idle1 = idle_ns();
-		r->consumers_ns = consumers_ns() - thr0;
 		if (idle && all_fresh(v, r))
 			break;
 		if (time_after(jiffies, end)) {
@@ -339,6 +397,7 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 		}
 		usleep_range(200, 400);
 	}
+	r->consumers_ns = consumers_end();
 	for (i = 0; i < nr_prods; i++)
 		put_task_struct(prods[i].task);
 	r->run_ns = max(READ_ONCE(last_processed), run_end) - run_start;
