@@ -797,10 +797,11 @@ static unsigned long long thread_ran(int at_start, pid_t tid, unsigned long long
 	unsigned int i;
 
 	if (at_start) {
-		if (nr_starts < MAX_THREADS) {
-			thread_starts[nr_starts].tid = tid;
-			thread_starts[nr_starts++].ns = ns;
-		}
+		/* One not noted would be counted whole at the end. */
+		if (nr_starts == MAX_THREADS)
+			die("threads_scan: too many threads", E2BIG);
+		thread_starts[nr_starts].tid = tid;
+		thread_starts[nr_starts++].ns = ns;
 		return 0;
 	}
 	for (i = 0; i < nr_starts && thread_starts[i].tid != tid; i++)

@@ -226,18 +226,20 @@ static void consumers_start(void)
 	rcu_read_unlock();
 }
 
-/* Their time since consumers_start(), and their references dropped; U64_MAX: unknown. */
+/*
+ * Their time since consumers_start(), and their references dropped;
+ * U64_MAX if some were too many to note there (those would count whole).
+ */
 static u64 consumers_end(void)
 {
 	struct task_struct *g, *p;
-	unsigned int i, n = 0;
+	unsigned int i;
 	u64 sum = 0;
 
 	rcu_read_lock();
 	for_each_process_thread(g, p) {
 		if (p == current || is_producer(p))
 			continue;
-		n++;
 		for (i = 0; i < nr_starts && thread_starts[i].p != p; i++)
 			;
 		if (i == nr_starts)
@@ -248,7 +250,7 @@ static u64 consumers_end(void)
 		sum += READ_ONCE(thread_starts[i].p->se.sum_exec_runtime) - thread_starts[i].ns;
 		put_task_struct(thread_starts[i].p);
 	}
-	return nr_starts == MAX_THREADS || n >= MAX_THREADS ? U64_MAX : sum;
+	return nr_starts == MAX_THREADS ? U64_MAX : sum;
 }
 
 int consumers_init(void)

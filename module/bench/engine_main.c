@@ -180,19 +180,31 @@ static struct cell (*cells)[NR_D][ARRAY_SIZE(id_spaces)][NR_RATES][NR_V];
 
 static u64 rates[NR_RATES];
 
+/* The variant named by the @len characters at @s, or NR_V. */
+static unsigned int variant_named(const char *s, size_t len)
+{
+	unsigned int vi;
+
+	for (vi = 1; vi < NR_V; vi++)
+		if (strlen(variants[vi].name) == len && !strncmp(s, variants[vi].name, len))
+			break;
+	return vi;
+}
+
+/* Is @vi run: none always, the others if only= is unset or names them? */
 static bool want(unsigned int vi)
 {
-	size_t len = strlen(variants[vi].name);
-	const char *s;
+	const char *s = only;
+	size_t len;
 
 	if (vi == V_NONE || !only)
 		return true;
-	s = only;
 	do {
-		if (!strncmp(s, variants[vi].name, len) && (!s[len] || s[len] == ','))
+		len = strcspn(s, ",");
+		if (variant_named(s, len) == vi)
 			return true;
-		s = strchr(s, ',');
-	} while (s++);
+		s += len;
+	} while (*s++);
 	return false;
 }
 
@@ -200,17 +212,13 @@ static bool want(unsigned int vi)
 static bool only_known(void)
 {
 	const char *s = only;
-	unsigned int vi;
 	size_t len;
 
 	if (!only)
 		return true;
 	do {
 		len = strcspn(s, ",");
-		for (vi = 1; vi < NR_V; vi++)
-			if (strlen(variants[vi].name) == len && !strncmp(s, variants[vi].name, len))
-				break;
-		if (vi == NR_V) {
+		if (variant_named(s, len) == NR_V) {
 			fail("only=: no variant named %.*s", (int)len, s);
 			return false;
 		}
@@ -248,6 +256,8 @@ static u64 metric(const struct result *r, const struct result *none, unsigned in
 	case M_PROC:
 		return div64_u64(r->processed_run * NSEC_PER_SEC, (u64)run_ms * NSEC_PER_MSEC);
 	case M_CPU:	/* the consumers' threads, and the submit calls' own time */
+		if (r->consumers_ns == U64_MAX || none->consumers_ns == U64_MAX)
+			return 0;
 		busy = r->consumers_ns + r->submit_ns * (r->accepted + r->refused);
 		sub = none->consumers_ns + none->submit_ns * (r->accepted + r->refused);
 		return div64_u64(busy > sub ? busy - sub : 0, max_t(u64, r->accepted, 1));
