@@ -22,6 +22,14 @@
 #                       follows its results: where the time goes, with only=
 #                       to pick a variant; never a figure to quote, since
 #                       sampling costs CPU of its own
+#   BENCH_TRACE=1       benchmark modules load with sched, workqueue and
+#                       tdispatch batch events traced, and
+#                       scripts/bench-trace.awk says how long the CPUs spent
+#                       in each state (idle, producers, tdispatch's works
+#                       running or queued): with td_engine_bench's
+#                       trace_runs=1 (BENCH_ARGS), only its measured runs
+#                       are traced; for finding where a run's time goes,
+#                       not for figures
 #   VM_TIMEOUT=1800     seconds before the VM counts as hung
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -118,6 +126,7 @@ if [ "${BENCH_PERF:-0}" = 1 ]; then
 	copy_with_libs "$(command -v perf)"
 	touch "$extra/bench-perf"
 fi
+[ "${BENCH_TRACE:-0}" != 1 ] || cp "$TD_TOP/scripts/bench-trace.awk" "$extra/bench-trace"
 "$TD_TOP/scripts/mkinitramfs.sh" "$out/initrd.gz" "$out/mod" "$out/user" "$extra"
 td_log "bench $k: booting $td_kimg"
 VM_TCG=${VM_TCG:-multi} "$TD_TOP/scripts/vm-run.sh" "$td_kimg" "$out/initrd.gz" bench \
@@ -132,7 +141,7 @@ if td_died_before_init "$td_kimg" "$out/log"; then
 		"$out/log" "$tmo" || true
 fi
 
-sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p; /^TD-PERF-BEGIN/,/^TD-PERF-END/p' \
+sed -n '/^TD-KSFT-BEGIN/,/^TD-KSFT-END/p; /^TD-PERF-BEGIN/,/^TD-PERF-END/p; /^TD-TRACE/p' \
 	"$out/log/results.log" | tr -d '\r' | grep -v '^BENCH[ -]'
 echo "  $k: VM ran $(cat "$out/log/seconds")s; console log $out/log/console.log"
 # What the host took from the vCPUs: under TCG a waiting vCPU thread is a

@@ -287,6 +287,29 @@ perf_report() {
 	echo "TD-PERF-END $1"
 }
 
+# make bench BENCH_TRACE=1: the events scripts/bench-trace.awk reads,
+# recorded while a benchmark module loads (td_engine_bench's
+# trace_runs=1 switches tracing on for its measured runs only).
+trace_start() {
+	t=/sys/kernel/tracing
+	echo 0 >$t/tracing_on
+	echo 65536 >$t/buffer_size_kb
+	for e in sched/sched_switch workqueue/workqueue_queue_work \
+		workqueue/workqueue_execute_start workqueue/workqueue_execute_end \
+		tdispatch/tdispatch_batch_start tdispatch/tdispatch_batch_end; do
+		echo 1 >$t/events/$e/enable
+	done
+	echo >$t/trace
+	echo 1 >$t/tracing_on
+}
+
+trace_report() {
+	t=/sys/kernel/tracing
+	echo 0 >$t/tracing_on
+	awk -f /bench-trace $t/trace | sed "s/^TD-TRACE/TD-TRACE $1/"
+	echo >$t/trace
+}
+
 # Benchmark modules measure while they load and keep the results in
 # debugfs; run them one at a time so that they do not disturb each other.
 run_bench_modules() {
@@ -299,8 +322,10 @@ run_bench_modules() {
 		# make bench BENCH_PERF=1: the load sampled on every CPU.
 		perf=
 		[ -e /bench-perf ] && perf="perf record -q -a -g -o /tmp/perf.data --"
+		[ ! -e /bench-trace ] || trace_start
 		# shellcheck disable=SC2046,SC2086 # the parameters are words
 		step "insmod-$n" $perf insmod "$m" $(cat $mods/bench/args 2>/dev/null)
+		[ ! -e /bench-trace ] || trace_report "$n"
 		echo "TD-KSFT-BEGIN $n"
 		cat "/sys/kernel/debug/$n/results" 2>&1
 		echo "TD-KSFT-END $n rc=$? up=$(td_up)"

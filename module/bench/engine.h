@@ -113,7 +113,7 @@ extern unsigned int tick_us;
 extern unsigned int run_ms;
 extern unsigned int sample_every;
 void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r);
-extern bool verbose;
+extern bool verbose, trace_runs;
 /* The xarray peer lets go of the objects it holds. */
 void xa_forget(void);
 extern struct variant variants[NR_V];

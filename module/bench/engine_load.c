@@ -226,11 +226,19 @@ static void consumers_start(void)
 	rcu_read_unlock();
 }
 
+/* With verbose, a thread that ran over 2 ms of a run (not the producers). */
+static void thread_ran(const struct variant *v, struct task_struct *p, u64 ns)
+{
+	if (verbose && v != &variants[V_NONE] && ns > 2 * NSEC_PER_MSEC)
+		seq_buf_printf(&out, "# %s: %s/%d ran %llu us\n", v->name, p->comm,
+			       task_pid_nr(p), div_u64(ns, NSEC_PER_USEC));
+}
+
 /*
  * Their time since consumers_start(), and their references dropped;
  * U64_MAX if some were too many to note there (those would count whole).
  */
-static u64 consumers_end(void)
+static u64 consumers_end(const struct variant *v)
 {
 	struct task_struct *g, *p;
 	unsigned int i;
@@ -242,12 +250,17 @@ static u64 consumers_end(void)
 			continue;
 		for (i = 0; i < nr_starts && thread_starts[i].p != p; i++)
 			;
-		if (i == nr_starts)
+		if (i == nr_starts) {
 			sum += READ_ONCE(p->se.sum_exec_runtime);
+			thread_ran(v, p, READ_ONCE(p->se.sum_exec_runtime));
+		}
 	}
 	rcu_read_unlock();
 	for (i = 0; i < nr_starts; i++) {
-		sum += READ_ONCE(thread_starts[i].p->se.sum_exec_runtime) - thread_starts[i].ns;
+		u64 ns = READ_ONCE(thread_starts[i].p->se.sum_exec_runtime) - thread_starts[i].ns;
+
+		sum += ns;
+		thread_ran(v, thread_starts[i].p, ns);
 		put_task_struct(thread_starts[i].p);
 	}
 	return nr_starts == MAX_THREADS ? U64_MAX : sum;
@@ -370,8 +383,12 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 	idle0 = idle_ns();
 	run_start = ktime_get_ns();
 	run_end = run_start + (u64)run_ms * NSEC_PER_MSEC;
+	if (trace_runs && v != &variants[V_NONE])
+		tracing_on();
 	complete_all(&go);
 	wait_for_completion(&producers_done);
+	if (trace_runs)
+		tracing_off();
 	r->processed_run = atomic64_read(&processed);
 	for (i = 0, t = 0; i < nr_prods; i++) {
 		kthread_stop(prods[i].task);
@@ -399,7 +416,7 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 		}
 		usleep_range(200, 400);
 	}
-	r->consumers_ns = consumers_end();
+	r->consumers_ns = consumers_end(v);
 	for (i = 0; i < nr_prods; i++)
 		put_task_struct(prods[i].task);
 	r->run_ns = max(READ_ONCE(last_processed), run_end) - run_start;

@@ -159,6 +159,10 @@ static bool peer_unbound;
 module_param(peer_unbound, bool, 0444);
 MODULE_PARM_DESC(peer_unbound, "the peers' workqueue WQ_UNBOUND, as tdispatch's (default 0: per-CPU, the work runs where it was queued)");
 
+bool trace_runs;
+module_param(trace_runs, bool, 0444);
+MODULE_PARM_DESC(trace_runs, "trace only the measured runs of variants other than none: tracing on at a run's start, off at its end (default 0; make bench BENCH_TRACE=1)");
+
 bool verbose;
 module_param(verbose, bool, 0444);
 MODULE_PARM_DESC(verbose, "print tdispatch's counters after each run (default 0)");
@@ -564,6 +568,9 @@ out:
 
 static int __init td_engine_bench_init(void)
 {
+	/* Traced from the first measured run on: see run_one(). */
+	if (trace_runs)
+		tracing_off();
 	return bench_main(bench_run);
 }
 
