@@ -97,6 +97,7 @@ extern const unsigned int id_spaces[NR_SPACES];
 extern u32 *zipf_seq[MAX_PRODUCERS];
 int zipf_fill(unsigned int n, unsigned int np);
 int consumers_init(void);
+void check_counting(void);
 void consumers_exit(void);
 extern struct obj *objs;
 extern unsigned int nr_objs;

@@ -266,6 +266,123 @@ static u64 consumers_end(const struct variant *v)
 	return nr_starts == MAX_THREADS ? U64_MAX : sum;
 }
 
+/*
+ * The check of that counting, before the runs: three threads busy for
+ * CHECK_BURN_NS each between consumers_start() and consumers_end(), one
+ * of them also busy before the start, one exiting before the end, one
+ * begun after the start.  Real-time, so that nothing takes their CPU;
+ * what the rest of the system runs meanwhile (kthreadd making the third)
+ * is counted too, within CHECK_SLACK_NS.  Each miscount the check is
+ * for (a thread's time before the start, one that exits, one begun
+ * since) is a whole burst.
+ */
+#define CHECK_BURN_NS	(10 * NSEC_PER_MSEC)
+#define CHECK_SLACK_NS	(8 * NSEC_PER_MSEC)
+
+struct burner {
+	struct task_struct *task;
+	struct completion pre, go, done;
+	bool burn_pre;		/* busy once before the start as well */
+	bool stay;		/* until kthread_stop(), else exit when done */
+};
+
+static void burn(void)
+{
+	u64 end = ktime_get_ns() + CHECK_BURN_NS;
+
+	while (ktime_get_ns() < end)
+		cpu_relax();
+}
+
+static int burner_fn(void *arg)
+{
+	struct burner *b = arg;
+
+	if (b->burn_pre) {
+		burn();
+		/*
+		 * A thread's clock is brought up to date when it leaves its
+		 * CPU: read while it runs, it would lack the burst.
+		 */
+		schedule_timeout_idle(1);
+	}
+	complete(&b->pre);
+	wait_for_completion(&b->go);
+	burn();
+	complete(&b->done);
+	/* The caller's kthread_stop() waits for us: @b is still there. */
+	while (b->stay && !kthread_should_stop())
+		schedule_timeout_idle(HZ);
+	return 0;
+}
+
+static int burner_start(struct burner *b, bool burn_pre, bool stay)
+{
+	init_completion(&b->pre);
+	init_completion(&b->go);
+	init_completion(&b->done);
+	b->burn_pre = burn_pre;
+	b->stay = stay;
+	b->task = kthread_create(burner_fn, b, "td_eb_burn");
+	if (IS_ERR(b->task))
+		return PTR_ERR(b->task);
+	/* Held: kthread_stop() waits for one that returned by itself. */
+	get_task_struct(b->task);
+	sched_set_fifo(b->task);
+	wake_up_process(b->task);
+	return 0;
+}
+
+/* Let @b run its bursts if it has not, and wait for its end. */
+static void burner_end(struct burner *b)
+{
+	complete(&b->go);
+	kthread_stop(b->task);
+	put_task_struct(b->task);
+}
+
+void check_counting(void)
+{
+	struct burner b[3];	/* busy before too and exits; stays; begun after */
+	u64 got, want = 3 * CHECK_BURN_NS;
+	int ret;
+
+	ret = burner_start(&b[0], true, false);
+	if (ret)
+		goto fail;
+	ret = burner_start(&b[1], false, true);
+	if (ret) {
+		burner_end(&b[0]);
+		goto fail;
+	}
+	wait_for_completion(&b[0].pre);
+	wait_for_completion(&b[1].pre);
+	consumers_start();
+	complete(&b[0].go);
+	complete(&b[1].go);
+	ret = burner_start(&b[2], false, true);
+	if (!ret) {
+		complete(&b[2].go);
+		wait_for_completion(&b[2].done);
+	}
+	wait_for_completion(&b[1].done);
+	/* Gone from the thread list by the end: counted through its reference. */
+	burner_end(&b[0]);
+	got = consumers_end(&variants[V_NONE]);
+	burner_end(&b[1]);
+	if (ret)
+		goto fail;
+	burner_end(&b[2]);
+	seq_buf_printf(&out, "# counting check: threads busy %llu us, counted %llu us\n",
+		       div_u64(want, NSEC_PER_USEC), div_u64(got, NSEC_PER_USEC));
+	if (got < want - want / 20 || got > want + CHECK_SLACK_NS)
+		fail("counting check: threads busy %llu us were counted as %llu us",
+		     div_u64(want, NSEC_PER_USEC), div_u64(got, NSEC_PER_USEC));
+	return;
+fail:
+	fail("counting check: no thread (%d)", ret);
+}
+
 int consumers_init(void)
 {
 	thread_starts = vmalloc(array_size(MAX_THREADS, sizeof(*thread_starts)));

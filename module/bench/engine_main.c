@@ -541,6 +541,7 @@ static int bench_run(void)
 	if (!only_known())
 		goto out;
 
+	check_counting();
 	run_rounds();
 	report();
 	if (cap_start && (sizes & 1) && !set_space(0)) {
