@@ -69,6 +69,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -852,6 +853,94 @@ static unsigned long long threads_scan(int at_start)
 	return sum;
 }
 
+/*
+ * The check of threads_scan() before the runs: three threads each run
+ * CHECK_BURN_NS of their own CPU clock between the two scans, one of
+ * them also as much before the first, one begun after it; the rest of
+ * the system's threads are counted too, within CHECK_SLACK_NS.  Each
+ * miscount looked for (time before the first scan, a thread begun
+ * since) is a whole burst.  Each sleeps after a burst: a running
+ * thread's schedstat is brought up to date when it leaves its CPU.
+ */
+#define CHECK_BURN_NS	10000000ULL
+#define CHECK_SLACK_NS	8000000ULL
+
+struct burner {
+	pthread_t thread;
+	int burn_pre;
+	sem_t pre, go, done, stop;
+};
+
+static void burn(void)
+{
+	unsigned long long end = thread_cpu_ns() + CHECK_BURN_NS;
+	struct timespec nap = { 0, 2000000 };
+
+	while (thread_cpu_ns() < end)
+		;
+	nanosleep(&nap, NULL);
+}
+
+static void *burner_fn(void *arg)
+{
+	struct burner *b = arg;
+
+	if (b->burn_pre)
+		burn();
+	sem_post(&b->pre);
+	sem_wait(&b->go);
+	burn();
+	sem_post(&b->done);
+	sem_wait(&b->stop);
+	return NULL;
+}
+
+static void burner_start(struct burner *b, int burn_pre)
+{
+	int err;
+
+	b->burn_pre = burn_pre;
+	sem_init(&b->pre, 0, 0);
+	sem_init(&b->go, 0, 0);
+	sem_init(&b->done, 0, 0);
+	sem_init(&b->stop, 0, 0);
+	err = pthread_create(&b->thread, NULL, burner_fn, b);
+	if (err)
+		die("counting check: pthread_create", err);
+}
+
+/* Return 0 if the count is right; if not, say so (the runs still go on). */
+static int check_counting(void)
+{
+	unsigned long long got, want = 3 * CHECK_BURN_NS;
+	struct burner b[3];	/* busy before too; there throughout; begun after */
+	unsigned int i;
+
+	burner_start(&b[0], 1);
+	burner_start(&b[1], 0);
+	sem_wait(&b[0].pre);
+	sem_wait(&b[1].pre);
+	threads_scan(1);
+	sem_post(&b[0].go);
+	sem_post(&b[1].go);
+	burner_start(&b[2], 0);
+	sem_post(&b[2].go);
+	for (i = 0; i < 3; i++)
+		sem_wait(&b[i].done);
+	got = threads_scan(0);
+	for (i = 0; i < 3; i++) {
+		sem_post(&b[i].stop);
+		pthread_join(b[i].thread, NULL);
+	}
+	printf("# counting check: threads busy %llu us, counted %llu us\n", want / 1000,
+	       got / 1000);
+	if (got >= want - want / 20 && got <= want + CHECK_SLACK_NS)
+		return 0;
+	printf("# FAIL: counting check: threads busy %llu us were counted as %llu us\n",
+	       want / 1000, got / 1000);
+	return 1;
+}
+
 struct result {
 	unsigned long long accepted, processed, busy, threads, p50, p99, run_ns;
 	unsigned int left;	/* samples never processed */
@@ -1225,6 +1314,7 @@ int main(int argc, char **argv)
 	unsigned long modes = (argc > 2 ? strtoul(argv[2], NULL, 0) : ~0UL) | 1;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int i, d, ri, m;
+	int failed;
 
 	verbose = argc > 3 && atoi(argv[3]);
 
@@ -1234,6 +1324,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	zipf_fill();
+	failed = check_counting();
 	for (i = 0; i < rounds; i++)
 		for (d = 0; d < NR_D; d++)
 			for (ri = 0; ri < NR_RATES; ri++)
@@ -1252,5 +1343,5 @@ int main(int argc, char **argv)
 		if (modes & (1UL << m))
 			printf("BENCH capacity user %s trivial ids=uniform/%u max_rate=%llu\n",
 			       mode_names[m], NR_OBJS, capacity(m));
-	return 0;
+	return failed;
 }
