@@ -22,14 +22,14 @@
 #                       follows its results: where the time goes, with only=
 #                       to pick a variant; never a figure to quote, since
 #                       sampling costs CPU of its own
-#   BENCH_TRACE=1       benchmark modules load with sched, workqueue and
-#                       tdispatch batch events traced, and
+#   BENCH_TRACE=1       benchmark modules load with the scheduler's switches
+#                       and the workqueue's events traced, and
 #                       scripts/bench-trace.awk says how long the CPUs spent
 #                       in each state (idle, producers, tdispatch's works
 #                       running or queued): with td_engine_bench's
-#                       trace_runs=1 (BENCH_ARGS), only its measured runs
-#                       are traced; for finding where a run's time goes,
-#                       not for figures
+#                       trace_runs=1 (BENCH_ARGS), only its runs (to the
+#                       end of each drain) are traced; for finding where a
+#                       run's time goes, not for figures
 #   VM_TIMEOUT=1800     seconds before the VM counts as hung
 set -eu
 . "$(dirname "$0")/lib.sh"

@@ -295,8 +295,7 @@ trace_start() {
 	echo 0 >$t/tracing_on
 	echo 65536 >$t/buffer_size_kb
 	for e in sched/sched_switch workqueue/workqueue_queue_work \
-		workqueue/workqueue_execute_start workqueue/workqueue_execute_end \
-		tdispatch/tdispatch_batch_start tdispatch/tdispatch_batch_end; do
+		workqueue/workqueue_execute_start workqueue/workqueue_execute_end; do
 		echo 1 >$t/events/$e/enable
 	done
 	echo >$t/trace
@@ -306,7 +305,8 @@ trace_start() {
 trace_report() {
 	t=/sys/kernel/tracing
 	echo 0 >$t/tracing_on
-	awk -f /bench-trace $t/trace | sed "s/^TD-TRACE/TD-TRACE $1/"
+	awk -v cpus="$(grep -c ^processor /proc/cpuinfo)" -f /bench-trace $t/trace | sort |
+		sed "s/^TD-TRACE/TD-TRACE $1/"
 	echo >$t/trace
 }
 

@@ -79,6 +79,11 @@ static int bench_main(int (*run)(void))
 	ret = run();
 	if (ret)
 		fail("setup failed: %d", ret);
+	/* What did not fit is lost: the verdict, at least, must fit. */
+	if (seq_buf_has_overflowed(&out)) {
+		out.len = BENCH_OUT_SIZE - 256;
+		fail("the results overflowed their %u bytes: the end is cut", BENCH_OUT_SIZE);
+	}
 	/*
 	 * The module's name, not KBUILD_MODNAME: a module built from several
 	 * files of a subdirectory has that name's path in it.

@@ -298,17 +298,19 @@ static int burner_fn(void *arg)
 {
 	struct burner *b = arg;
 
+	/*
+	 * After each burst, off the CPU for a tick: a thread's clock is
+	 * brought up to date when it leaves its CPU, and read while it runs
+	 * it would lack the burst.
+	 */
 	if (b->burn_pre) {
 		burn();
-		/*
-		 * A thread's clock is brought up to date when it leaves its
-		 * CPU: read while it runs, it would lack the burst.
-		 */
 		schedule_timeout_idle(1);
 	}
 	complete(&b->pre);
 	wait_for_completion(&b->go);
 	burn();
+	schedule_timeout_idle(1);
 	complete(&b->done);
 	/* The caller's kthread_stop() waits for us: @b is still there. */
 	while (b->stay && !kthread_should_stop())
@@ -366,7 +368,7 @@ void check_counting(void)
 		wait_for_completion(&b[2].done);
 	}
 	wait_for_completion(&b[1].done);
-	/* Gone from the thread list by the end: counted through its reference. */
+	/* Exited by the end (listed or not): counted through its reference. */
 	burner_end(&b[0]);
 	got = consumers_end(&variants[V_NONE]);
 	burner_end(&b[1]);
@@ -504,8 +506,6 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 		tracing_on();
 	complete_all(&go);
 	wait_for_completion(&producers_done);
-	if (trace_runs)
-		tracing_off();
 	r->processed_run = atomic64_read(&processed);
 	for (i = 0, t = 0; i < nr_prods; i++) {
 		kthread_stop(prods[i].task);
@@ -534,6 +534,9 @@ void run_one(struct variant *v, unsigned int dist, u64 rate, struct result *r)
 		usleep_range(200, 400);
 	}
 	r->consumers_ns = consumers_end(v);
+	/* Through the drain: every work the run queued has ended. */
+	if (trace_runs)
+		tracing_off();
 	for (i = 0; i < nr_prods; i++)
 		put_task_struct(prods[i].task);
 	r->run_ns = max(READ_ONCE(last_processed), run_end) - run_start;

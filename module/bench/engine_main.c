@@ -103,7 +103,7 @@
 #include <linux/xarray.h>
 
 #define BENCH_MAIN
-#define BENCH_OUT_SIZE	(256 * 1024)
+#define BENCH_OUT_SIZE	SZ_1M
 #include "bench.h"
 #include "engine.h"
 
@@ -161,7 +161,7 @@ MODULE_PARM_DESC(peer_unbound, "the peers' workqueue WQ_UNBOUND, as tdispatch's 
 
 bool trace_runs;
 module_param(trace_runs, bool, 0444);
-MODULE_PARM_DESC(trace_runs, "trace only the measured runs of variants other than none: tracing on at a run's start, off at its end (default 0; make bench BENCH_TRACE=1)");
+MODULE_PARM_DESC(trace_runs, "trace only the runs of variants other than none: tracing on at a run's start, off after its drain, back on at unload (default 0; make bench BENCH_TRACE=1)");
 
 bool verbose;
 module_param(verbose, bool, 0444);
@@ -577,6 +577,9 @@ static int __init td_engine_bench_init(void)
 
 static void __exit td_engine_bench_exit(void)
 {
+	/* As the module found it: on. */
+	if (trace_runs)
+		tracing_on();
 	bench_exit();
 }
 
