@@ -165,7 +165,7 @@ MODULE_PARM_DESC(trace_runs, "trace only the runs of variants other than none: t
 
 bool verbose;
 module_param(verbose, bool, 0444);
-MODULE_PARM_DESC(verbose, "print tdispatch's counters after each run (default 0)");
+MODULE_PARM_DESC(verbose, "print tdispatch's counters after each run, and each thread (not a producer) that ran over 2 ms of it (default 0)");
 
 static char *only;
 module_param(only, charp, 0444);
