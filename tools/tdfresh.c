@@ -140,6 +140,7 @@ static struct {
 	/* verbose: the consumers' thread ids, for their schedstat */
 	pid_t cons_tid[CONSUMERS];
 	unsigned int cons_started;
+	sem_t cons_up;			/* posted by each once its id is set */
 	struct tdispatch_stats_user st;	/* slots, merge: the counts once drained */
 } run;
 
@@ -432,6 +433,7 @@ static void consumer_started(void)
 
 	if (i < CONSUMERS)
 		__atomic_store_n(&run.cons_tid[i], (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	sem_post(&run.cons_up);
 }
 
 /*
@@ -995,6 +997,7 @@ static void teardown(int mode, pthread_t *th, unsigned int n)
 		die("eventfd write", errno);
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
+	sem_destroy(&run.cons_up);
 	if (mode == M_COALESCER)
 		close(run.efd);
 	if (mode == M_SLOTS)
@@ -1119,14 +1122,16 @@ static void run_one(int mode, int dist, unsigned long long rate, struct result *
 	run.cons_started = 0;
 	memset(run.cons_tid, 0, sizeof(run.cons_tid));
 	memset(&run.st, 0, sizeof(run.st));
+	sem_init(&run.cons_up, 0, 0);
 	setup(mode);
 	for (nc = 0; mode != M_NONE && nc < CONSUMERS; nc++)
 		if (pthread_create(&th[nc], NULL, mode == M_COALESCER ? coalescer_consumer :
 				   mode == M_REDIS ? redis_consumer : tdispatch_consumer, NULL))
 			die("pthread_create", EAGAIN);
 	/* verbose: the consumers' schedstat over the same time as the CPUs' */
-	while (verbose && __atomic_load_n(&run.cons_started, __ATOMIC_ACQUIRE) < nc)
-		usleep(100);
+	for (i = 0; verbose && i < nc; i++)
+		while (sem_wait(&run.cons_up) && errno == EINTR)
+			;
 	memset(prods, 0, sizeof(prods));
 	threads_scan(1);
 	cpu_ticks(&b0, &t0);
