@@ -420,6 +420,39 @@ int tdispatch_submit_with(struct tdispatch *d, u64 id, void *payload,
 }
 EXPORT_SYMBOL_GPL(tdispatch_submit_with);
 
+/**
+ * tdispatch_submit_task() - hand a task in the caller's memory to a dispatcher
+ * @d: the dispatcher
+ * @t: the task, typically in the same allocation as its payload
+ * @id: the task's key, as for tdispatch_submit()
+ * @payload: as for tdispatch_submit(); may be the object that holds @t
+ *
+ * As tdispatch_submit() with no deadline, but the dispatcher allocates
+ * nothing: a change is one allocation of the caller's, its payload with
+ * @t inside, where tdispatch_submit() allocates a task besides the
+ * payload.  @t needs no setting up.  The dispatcher owns it from a
+ * successful call until ->release() is called for it, exactly once, and
+ * touches it no more once ->release() has begun, which may free the
+ * memory that holds it, as an RCU callback frees the object that holds
+ * its rcu_head.  Not to be submitted again before then.
+ *
+ * Any context, hard irq included: it neither allocates nor sleeps.
+ * Racing tdispatch_destroy(): as for tdispatch_submit().
+ *
+ * Return: 0 if accepted; -ENOBUFS or -ESHUTDOWN as for tdispatch_submit(),
+ * counted as rejected, and @t and @payload stay the caller's.
+ */
+int tdispatch_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id,
+			  void *payload)
+{
+	struct tdispatch_submit_opts o = { };
+
+	/* No room for a deadline or a not-before time: td_submit_task() reads this. */
+	t->flags = 0;
+	return td_submit_task(d, t, id, payload, &o, NULL, TD_TASK_OWNED, NULL);
+}
+EXPORT_SYMBOL_GPL(tdispatch_submit_task);
+
 /* A cache line each on 64-bit, the task allocated or embedded as an item. */
 static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct tdispatch_task) == 64);
 static_assert(sizeof(struct tdispatch_item) == sizeof(struct tdispatch_task));

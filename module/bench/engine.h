@@ -46,6 +46,12 @@ struct payload {
 	u64 ver;
 };
 
+/* td-own-task's change: the payload, and the task in the same allocation. */
+struct own_payload {
+	struct payload p;
+	struct tdispatch_task task;
+};
+
 struct obj {
 	atomic64_t ver;		/* bumped by each change */
 	u64 done_ver;		/* the newest version processed */
@@ -89,7 +95,7 @@ struct result {
 enum { D_RR, D_UNIFORM, D_ZIPF, NR_D };
 #define NR_SPACES	2
 
-enum { V_NONE, V_TI, V_TT, V_WORK, V_IRQW, V_IRQWA, V_SPIN, V_XA, NR_V };
+enum { V_NONE, V_TI, V_TT, V_TO, V_WORK, V_IRQW, V_IRQWA, V_SPIN, V_XA, NR_V };
 
 extern const char *const dist_names[NR_D];
 extern atomic64_t processed;
@@ -103,7 +109,7 @@ extern struct obj *objs;
 extern unsigned int nr_objs;
 extern bool costly;
 extern struct workqueue_struct *peer_wq;
-extern struct kmem_cache *payload_cache;
+extern struct kmem_cache *payload_cache, *own_payload_cache;
 extern u64 *lat;
 extern atomic_t lat_n;
 extern atomic64_t replaced;

@@ -19,6 +19,8 @@
  *               WQ_HIGHPRI workqueue)
  *   td-task     tdispatch_submit() of a kmalloc()ed payload per change,
  *               freed in ->release()
+ *   td-own-task tdispatch_submit_task(): the same, with the task in the
+ *               payload's allocation (one a change, as irqw-alloc's)
  *   work        a work_struct embedded in each object, queue_work() on a
  *               WQ_HIGHPRI workqueue: its pending bit coalesces for free
  *   irqw        kernel/irq_work.c's claim-then-raise: a pending bit and an
@@ -532,10 +534,11 @@ static int bench_run(void)
 	lat = vmalloc(array_size(LAT_MAX, sizeof(*lat)));
 	cells = vzalloc(sizeof(*cells) * 2);
 	payload_cache = KMEM_CACHE(payload, 0);
+	own_payload_cache = KMEM_CACHE(own_payload, 0);
 	peer_wq = alloc_workqueue("td_eb_peer", WQ_HIGHPRI | (peer_unbound ? WQ_UNBOUND : 0), 0);
 	for (p = 0; p < nr_prods; p++)
 		zipf_seq[p] = vmalloc(array_size(ZIPF_SEQ, sizeof(u32)));
-	if (!objs || !lat || !cells || !payload_cache || !peer_wq ||
+	if (!objs || !lat || !cells || !payload_cache || !own_payload_cache || !peer_wq ||
 	    (nr_prods && !zipf_seq[nr_prods - 1]) || consumers_init())
 		goto nomem;
 	if (!only_known())
@@ -558,6 +561,7 @@ out:
 	xa_forget();
 	if (peer_wq)
 		destroy_workqueue(peer_wq);
+	kmem_cache_destroy(own_payload_cache);
 	kmem_cache_destroy(payload_cache);
 	for (p = 0; p < MAX_PRODUCERS; p++)
 		vfree(zipf_seq[p]);

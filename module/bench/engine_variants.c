@@ -13,7 +13,7 @@ struct obj *objs;
 unsigned int nr_objs;
 bool costly;		/* the workload running */
 struct workqueue_struct *peer_wq;
-struct kmem_cache *payload_cache;
+struct kmem_cache *payload_cache, *own_payload_cache;
 
 u64 *lat;
 atomic_t lat_n;
@@ -191,6 +191,11 @@ static struct payload *payload_new(u64 ver)
 
 static struct tdispatch *td;
 
+/* What a dispatcher's tasks are: its private pointer. */
+enum { TD_ITEMS, TD_TASKS, TD_OWN_TASKS };
+
+static const char *const td_kind_names[] = { "td-item", "td-task", "td-own-task" };
+
 /*
  * With verbose, items' batches that started over 1 ms after the newest of
  * their tasks was drained (an item is stamped when it is drained): that
@@ -249,7 +254,10 @@ static void td_release(struct tdispatch *d, struct tdispatch_task *t,
 		atomic64_inc(&replaced);
 	else if (outcome != TDISPATCH_OUTCOME_DONE)
 		atomic64_inc(&lost);
-	kmem_cache_free(payload_cache, tdispatch_task_payload(t));
+	if (tdispatch_priv(d) == (void *)TD_OWN_TASKS)
+		kmem_cache_free(own_payload_cache, container_of(t, struct own_payload, task));
+	else
+		kmem_cache_free(payload_cache, tdispatch_task_payload(t));
 }
 
 static const struct tdispatch_ops td_ops = {
@@ -257,7 +265,7 @@ static const struct tdispatch_ops td_ops = {
 	.release = td_release,
 };
 
-static int td_create(bool alloc)
+static int td_create(unsigned long kind)
 {
 	struct tdispatch_config cfg = {
 		.name = "td_engine_bench",
@@ -268,7 +276,7 @@ static int td_create(bool alloc)
 		.max_input = SZ_1M,
 	};
 
-	td = tdispatch_create(&cfg, &td_ops, (void *)(uintptr_t)alloc);
+	td = tdispatch_create(&cfg, &td_ops, (void *)kind);
 	if (IS_ERR(td)) {
 		int ret = PTR_ERR(td);
 
@@ -284,7 +292,7 @@ static int ti_setup(void)
 
 	for (i = 0; i < nr_objs; i++)
 		tdispatch_item_init(&objs[i].item, i, NULL);
-	return td_create(false);
+	return td_create(TD_ITEMS);
 }
 
 static int ti_submit(struct obj *o, u64 ver)
@@ -294,7 +302,7 @@ static int ti_submit(struct obj *o, u64 ver)
 
 static int tt_setup(void)
 {
-	return td_create(true);
+	return td_create(TD_TASKS);
 }
 
 static int tt_submit(struct obj *o, u64 ver)
@@ -307,6 +315,25 @@ static int tt_submit(struct obj *o, u64 ver)
 	ret = tdispatch_submit(td, o - objs, p, 0, GFP_KERNEL);
 	if (ret)
 		kmem_cache_free(payload_cache, p);
+	return ret;
+}
+
+static int to_setup(void)
+{
+	return td_create(TD_OWN_TASKS);
+}
+
+static int to_submit(struct obj *o, u64 ver)
+{
+	struct own_payload *p = kmem_cache_alloc(own_payload_cache, GFP_KERNEL);
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	p->p.ver = ver;
+	ret = tdispatch_submit_task(td, &p->task, o - objs, &p->p);
+	if (ret)
+		kmem_cache_free(own_payload_cache, p);
 	return ret;
 }
 
@@ -325,8 +352,8 @@ static void td_teardown(void)
 	if (td && verbose) {
 		tdispatch_get_stats(td, &st);
 		seq_buf_printf(&out, "# %s: accepted %llu done %llu batches %llu",
-			       tdispatch_priv(td) ? "td-task" : "td-item", st.accepted, st.done,
-			       st.batches);
+			       td_kind_names[(unsigned long)tdispatch_priv(td)], st.accepted,
+			       st.done, st.batches);
 		seq_buf_printf(&out, " wakeups %llu looks %llu", st.wakeups, st.looks);
 		seq_buf_printf(&out, " slow: input %d pending %d", atomic_xchg(&slow_input, 0),
 			       atomic_xchg(&slow_pending, 0));
@@ -676,6 +703,9 @@ struct variant variants[NR_V] = {
 		   .teardown = td_teardown },
 	[V_TT] = { .name = "td-task", .alloc = true, .bytes = sizeof(struct tdispatch_task),
 		   .setup = tt_setup, .submit = tt_submit,
+		   .idle = td_idle, .teardown = td_teardown },
+	[V_TO] = { .name = "td-own-task", .alloc = true, .bytes = sizeof(struct tdispatch_task),
+		   .setup = to_setup, .submit = to_submit,
 		   .idle = td_idle, .teardown = td_teardown },
 	[V_WORK] = { .name = "work", .bytes = sizeof(struct work_struct),
 		     .setup = work_setup, .submit = work_submit, .idle = peer_idle,

@@ -105,6 +105,52 @@ static void test_newer_task_overrides_older(struct tcase *t)
 	rec_free(r);
 }
 
+/* A change as tdispatch_submit_task() takes it: the task in the payload. */
+struct own_task {
+	u64 version;			/* the payload; the task need not come first */
+	struct tdispatch_task task;
+};
+
+/*
+ * Tasks in the caller's memory coalesce as allocated ones do, and each is
+ * released once, by ->release(), which frees the memory that holds it
+ * (the debug kernel's KASAN sees any touch of it after that).  Nothing in
+ * them is set up before the call.
+ */
+static void test_own_tasks_override_and_are_released(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	static const u64 ids[] = { 7, 8, 7 };
+	struct own_task *ot[ARRAY_SIZE(ids)];
+	struct recorder *r;
+	unsigned int i;
+
+	/* Nothing is cut before destroy flushes: the two of id 7 meet in the set. */
+	cfg.max_batch = 8;
+	cfg.max_delay_ns = TDISPATCH_MAX_DELAY_NS;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->free_payloads = 1;	/* rec_release() frees each payload: the task's memory */
+	for (i = 0; i < ARRAY_SIZE(ids); i++) {
+		ot[i] = kmalloc(sizeof(*ot[i]), GFP_KERNEL);
+		if (!T_EXPECT(t, ot[i]))
+			break;
+		memset(ot[i], 0xa5, sizeof(*ot[i]));
+		T_EXPECT_EQ(t, tdispatch_submit_task(r->d, &ot[i]->task, ids[i], ot[i]), 0);
+	}
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	T_EXPECT_EQ(t, r->nr_rec, 1);
+	T_EXPECT_EQ(t, r->rec[0].nr, 2);
+	/* The newer one won, in the older one's place in line. */
+	T_EXPECT_EQ(t, r->rec[0].first_id, 7);
+	T_EXPECT_EQ(t, r->payload_of[7], (unsigned long)ot[2]);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_OVERRIDDEN], 1);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 2);
+	T_EXPECT_EQ(t, r->released, i);
+	rec_free(r);
+}
+
 static enum tdispatch_result transient_first(struct recorder *r,
 					     struct tdispatch_batch *b,
 					     unsigned int nth)
@@ -508,6 +554,7 @@ static const struct td_case cases[] = {
 	CASE(batch_never_exceeds_max_batch),
 	CASE(busy_worker_input_gathers_unwoken),
 	CASE(newer_task_overrides_older),
+	CASE(own_tasks_override_and_are_released),
 	CASE(retried_task_goes_first),
 	CASE(oldest_dropped_on_overflow),
 	CASE(tasks_within_max_delay_share_a_batch),

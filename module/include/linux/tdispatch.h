@@ -57,7 +57,9 @@ enum tdispatch_destroy_mode {
  *	dispatcher's.
  *
  * Read these through the tdispatch_task_*() helpers; everything else in the
- * struct belongs to the dispatcher.  A deadline and a not-before time are
+ * struct belongs to the dispatcher.  tdispatch_submit() allocates one;
+ * tdispatch_submit_task() takes one in the caller's memory, and an item
+ * is one in the caller's object.  A deadline and a not-before time are
  * kept apart, with the tasks that have them (tdispatch_task_deadline(),
  * tdispatch_task_not_before()), so that a task without either is 64 bytes.
  */
@@ -533,6 +535,8 @@ int tdispatch_submit_delayed(struct tdispatch *d, u64 id, void *payload,
 			     ktime_t not_before, ktime_t deadline, gfp_t gfp);
 int tdispatch_submit_with(struct tdispatch *d, u64 id, void *payload,
 			  const struct tdispatch_submit_opts *o, gfp_t gfp);
+int tdispatch_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id,
+			  void *payload);
 int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it);
 int tdispatch_submit_item_urgent(struct tdispatch *d, struct tdispatch_item *it);
 bool tdispatch_item_make_urgent(struct tdispatch *d, struct tdispatch_item *it);
