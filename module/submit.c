@@ -430,8 +430,9 @@ EXPORT_SYMBOL_GPL(tdispatch_submit_with);
  * As tdispatch_submit() with no deadline, but the dispatcher allocates
  * nothing: a change is one allocation of the caller's, its payload with
  * @t inside, where tdispatch_submit() allocates a task besides the
- * payload.  @t needs no setting up.  The dispatcher owns it from a
- * successful call until ->release() is called for it, exactly once, and
+ * payload.  @t needs no setting up; at the start of a cache-aligned
+ * allocation it takes one cache line on 64-bit.  The dispatcher owns it
+ * from a successful call until ->release() is called for it, exactly once, and
  * touches it no more once ->release() has begun, which may free the
  * memory that holds it, as an RCU callback frees the object that holds
  * its rcu_head.  Not to be submitted again before then.

@@ -46,10 +46,14 @@ struct payload {
 	u64 ver;
 };
 
-/* td-own-task's change: the payload, and the task in the same allocation. */
+/*
+ * td-own-task's change: the task and its payload in one allocation, the
+ * task first in a cache-aligned object (one line on 64-bit), as
+ * tdispatch_submit_task() suggests.
+ */
 struct own_payload {
-	struct payload p;
 	struct tdispatch_task task;
+	struct payload p;
 };
 
 struct obj {

@@ -28,7 +28,8 @@
  *               work_struct raised by the first add to an empty list
  *   irqw-alloc  irqw where each change kmalloc()s its payload and
  *               xchg()es it into the object (the older one, never
- *               processed, is freed): the peer of td-task
+ *               processed, is freed): the peer of td-task and
+ *               td-own-task
  *   spin        a spinlock and a FIFO of entries embedded in the objects,
  *               a lockless peek at the entry's queued flag first, one
  *               work_struct that drains 64 entries a batch
@@ -534,7 +535,7 @@ static int bench_run(void)
 	lat = vmalloc(array_size(LAT_MAX, sizeof(*lat)));
 	cells = vzalloc(sizeof(*cells) * 2);
 	payload_cache = KMEM_CACHE(payload, 0);
-	own_payload_cache = KMEM_CACHE(own_payload, 0);
+	own_payload_cache = KMEM_CACHE(own_payload, SLAB_HWCACHE_ALIGN);
 	peer_wq = alloc_workqueue("td_eb_peer", WQ_HIGHPRI | (peer_unbound ? WQ_UNBOUND : 0), 0);
 	for (p = 0; p < nr_prods; p++)
 		zipf_seq[p] = vmalloc(array_size(ZIPF_SEQ, sizeof(u32)));

@@ -115,7 +115,8 @@ struct own_task {
  * Tasks in the caller's memory coalesce as allocated ones do, and each is
  * released once, by ->release(), which frees the memory that holds it
  * (the debug kernel's KASAN sees any touch of it after that).  Nothing in
- * them is set up before the call.
+ * them is set up before the call: every bit set, a task's flags would
+ * claim room for a deadline in front of it, which the engine would write.
  */
 static void test_own_tasks_override_and_are_released(struct tcase *t)
 {
@@ -123,7 +124,7 @@ static void test_own_tasks_override_and_are_released(struct tcase *t)
 	static const u64 ids[] = { 7, 8, 7 };
 	struct own_task *ot[ARRAY_SIZE(ids)];
 	struct recorder *r;
-	unsigned int i;
+	unsigned int i, accepted = 0;
 
 	/* Nothing is cut before destroy flushes: the two of id 7 meet in the set. */
 	cfg.max_batch = 8;
@@ -136,8 +137,11 @@ static void test_own_tasks_override_and_are_released(struct tcase *t)
 		ot[i] = kmalloc(sizeof(*ot[i]), GFP_KERNEL);
 		if (!T_EXPECT(t, ot[i]))
 			break;
-		memset(ot[i], 0xa5, sizeof(*ot[i]));
-		T_EXPECT_EQ(t, tdispatch_submit_task(r->d, &ot[i]->task, ids[i], ot[i]), 0);
+		memset(ot[i], 0xff, sizeof(*ot[i]));
+		if (T_EXPECT_EQ(t, tdispatch_submit_task(r->d, &ot[i]->task, ids[i], ot[i]), 0))
+			accepted++;
+		else
+			kfree(ot[i]);	/* refused: still ours */
 	}
 	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
 	T_EXPECT_EQ(t, r->nr_rec, 1);
@@ -147,7 +151,7 @@ static void test_own_tasks_override_and_are_released(struct tcase *t)
 	T_EXPECT_EQ(t, r->payload_of[7], (unsigned long)ot[2]);
 	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_OVERRIDDEN], 1);
 	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 2);
-	T_EXPECT_EQ(t, r->released, i);
+	T_EXPECT_EQ(t, r->released, accepted);
 	rec_free(r);
 }
 

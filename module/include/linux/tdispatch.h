@@ -237,7 +237,11 @@ ktime_t tdispatch_task_not_before(const struct tdispatch_task *t);
  * @release: the dispatcher is done with @t, which ended with @outcome; free
  *	or recycle its payload.  Called exactly once for every accepted task,
  *	in process context with no dispatcher lock held; may sleep and may
- *	submit again.  @t is freed after it returns.
+ *	submit again.  A task tdispatch_submit() allocated is freed after it
+ *	returns; one in the caller's memory (tdispatch_submit_task(), an
+ *	item) is the caller's again.  A dispatcher given tasks through both
+ *	tdispatch_submit() and tdispatch_submit_task() tells them apart by
+ *	their payloads.
  * @lock: optional, with @unlock: a lock of the user's that a worker holds
  *	around each batch it runs, from before ->process() until the batch is
  *	accounted for (its tasks that ended released, those to retry back in
