@@ -267,34 +267,42 @@ static void test_expired_tasks_are_not_processed(struct tcase *t)
  * With no window and its only worker busy, input gathers on the lists with
  * no wake-up until a batch's worth waits on a CPU (the submissions kept on
  * one): the batch's end drains it and cuts the next, the newest task of
- * each id only.
+ * each id only.  The acceptor, if it passes meanwhile (its first pass after
+ * create can come late on a real-time kernel), drains the lists itself and
+ * leaves no batch's worth to wake for: that round says nothing of the
+ * wake-ups, and returns false.
  */
-static void test_busy_worker_input_gathers_unwoken(struct tcase *t)
+static bool busy_worker_input_gathers_unwoken(struct tcase *t)
 {
 	struct tdispatch_config cfg = base_cfg;
 	struct tdispatch_stats st;
 	struct recorder *r;
 	unsigned int i;
-	u64 wakeups;
+	u64 wakeups, looks;
+	bool judged;
 
 	cfg.max_batch = 8;
 	r = rec_start_gated(t, &cfg);
 	if (!r)
-		return;
+		return true;
 	migrate_disable();
 	tdispatch_get_stats(r->d, &st);
 	wakeups = st.wakeups;
+	looks = st.looks;
 	for (i = 1; i <= 5; i++)
 		T_EXPECT_EQ(t, submit(r, i, i), 0);
 	T_EXPECT_EQ(t, submit(r, 1, 11), 0);
 	T_EXPECT_EQ(t, submit(r, 6, 6), 0);
 	tdispatch_get_stats(r->d, &st);
 	T_EXPECT_EQ(t, st.wakeups, wakeups);
-	T_EXPECT_EQ(t, st.queued, 7);
 	/* The eighth is a batch's worth: it queues the worker's work. */
 	T_EXPECT_EQ(t, submit(r, 7, 7), 0);
 	tdispatch_get_stats(r->d, &st);
-	T_EXPECT_EQ(t, st.wakeups, wakeups + 1);
+	judged = st.looks == looks;
+	if (judged) {
+		T_EXPECT_EQ(t, st.queued, 8);
+		T_EXPECT_EQ(t, st.wakeups, wakeups + 1);
+	}
 	migrate_enable();
 	complete(&r->gate);
 	if (rec_wait_released(t, r, 9)) {
@@ -304,6 +312,19 @@ static void test_busy_worker_input_gathers_unwoken(struct tcase *t)
 		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_OVERRIDDEN), 1);
 	}
 	rec_finish(t, r, TDISPATCH_DRAIN);
+	return judged;
+}
+
+/* Up to three rounds, for one the acceptor left alone. */
+static void test_busy_worker_input_gathers_unwoken(struct tcase *t)
+{
+	unsigned int round;
+
+	for (round = 0; round < 3; round++)
+		if (busy_worker_input_gathers_unwoken(t))
+			break;
+	/* An acceptor that looks in every round does not sleep while it should. */
+	T_EXPECT(t, round < 3);
 }
 
 static void test_batches_spread_across_workers(struct tcase *t)
