@@ -22,6 +22,7 @@
 #include "periodic.h"
 #include "shaper.h"
 #include "submit.h"
+#include "worker.h"
 
 /* Watchers of a key let in under one hold of the lock. */
 #define TD_EXPEDITE_CHUNK	256
@@ -454,7 +455,7 @@ int tdispatch_destroy(struct tdispatch *d, enum tdispatch_destroy_mode mode,
 	td_drain_input(d, ktime_get(), &reap);
 	td_pending_cancel_all(&d->pending, &reap);
 	WARN_ON(d->pending.nr_inflight || d->free_workers != GENMASK_ULL(d->nr_workers - 1, 0) ||
-		d->pending.ids.nr);
+		d->pending.ids.nr || d->express_runs || atomic_long_read(&d->express_inflight));
 	td_delayed_sync(d);
 	WARN_ON(atomic_read(&d->delayed_total));
 	mutex_unlock(&d->lock);

@@ -245,7 +245,7 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 
 bool td_idle(struct tdispatch *d)
 {
-	return !d->pending.nr_pending && !d->pending.nr_inflight &&
+	return !d->pending.nr_pending && !d->pending.nr_inflight && !d->express_runs &&
 	       td_input_empty(d);
 }
 
@@ -471,7 +471,7 @@ static bool td_ids_misfit(struct tdispatch *d)
  * else it did: the times of delayed tasks it drained (the acceptor's sleep
  * must end by the earliest) and an id hash whose size no longer fits.
  */
-static bool td_acceptor_owed(struct tdispatch *d)
+bool td_acceptor_owed(struct tdispatch *d)
 {
 	lockdep_assert_held(&d->lock);
 	return d->delayed_drained || td_ids_misfit(d);
@@ -525,14 +525,16 @@ static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic, ktim
 
 /*
  * Account for the batch in @w, which ended with @res (a result, or
- * TD_RESULT_REDELIVER; @bad: ->process() returned none).  Return true if
+ * TD_RESULT_REDELIVER; @bad: ->process() returned none), with the items
+ * an express run took after it, if any (@taken), in line behind its
+ * retries and ahead of what came since.  Return true if
  * the next batch was cut for @w at once, which the worker goes on with
  * (while @again): no wake-up of the acceptor, no queueing, while batches
  * are due back to back.  With ->lock, a worker (not a caller) comes
  * holding it, and it is dropped here.
  */
-static bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad,
-			 bool again)
+bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, bool again,
+		  struct llist_node *taken)
 {
 	struct tdispatch_batch *b = &w->batch;
 	bool locked = d->ops->lock && !w->caller;
@@ -550,6 +552,8 @@ static bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool
 		d->redelivered++;
 	td_account_batch(d, b, res, now, &reap, &periodic);
 	b->nr = 0;
+	if (taken)
+		atomic_long_sub(td_drain_list(d, NULL, taken, now, &reap), &d->express_inflight);
 	if (!w->caller)
 		d->free_workers |= BIT_ULL(w - d->workers);
 	/*
@@ -578,13 +582,14 @@ static bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool
 }
 
 /*
- * Process the batch in @w and account for it, unless ->process() holds it
- * (TD_RESULT_HELD) for td_batch_finish().  Return as td_end_batch().
+ * Hand the batch in @w to ->process(): its result, TD_RESULT_REDELIVER, or
+ * TD_RESULT_HELD if ->process() holds it for td_batch_finish().  A result
+ * out of range is a driver bug, not ours to WARN about: counted (@bad),
+ * and taken as PERMANENT.
  */
-static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
+int td_process_batch(struct tdispatch *d, struct td_worker *w, bool *bad)
 {
 	struct tdispatch_batch *b = &w->batch;
-	bool bad = false;
 	int res;
 
 	w->redeliver = false;
@@ -592,24 +597,37 @@ static bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 	res = d->ops->process(d, b);
 	/* Held: @w is another's to end, and maybe to reuse, from now on. */
 	if (res == TD_RESULT_HELD && d->holds_batches)
-		return false;
-	if (w->redeliver) {
-		res = TD_RESULT_REDELIVER;
-	} else if ((unsigned int)res >= TDISPATCH_NR_RESULTS) {
-		/* A driver bug, not ours to WARN about: counted, and failed. */
+		return res;
+	if (w->redeliver)
+		return TD_RESULT_REDELIVER;
+	if ((unsigned int)res >= TDISPATCH_NR_RESULTS) {
 		pr_err_ratelimited("tdispatch %s: ->process() returned %d, taken as PERMANENT\n",
 				   d->name, res);
-		res = TDISPATCH_RESULT_PERMANENT;
-		bad = true;
+		*bad = true;
+		return TDISPATCH_RESULT_PERMANENT;
 	}
-	return td_end_batch(d, w, res, bad, again);
+	return res;
+}
+
+/*
+ * Process the batch in @w and account for it, unless ->process() holds it
+ * for td_batch_finish().  Return as td_end_batch().
+ */
+bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
+{
+	bool bad = false;
+	int res = td_process_batch(d, w, &bad);
+
+	if (res == TD_RESULT_HELD)
+		return false;
+	return td_end_batch(d, w, res, bad, again, NULL);
 }
 
 /* Batches one work item runs back to back before it lets the acceptor queue the next. */
 #define TD_BATCHES_PER_WORK	16
 
 /* Run the batch cut for @w, and those cut for it after, up to a work item's share. */
-static void td_run_batches(struct td_worker *w)
+void td_run_batches(struct td_worker *w)
 {
 	unsigned int n = 1;
 
@@ -637,7 +655,7 @@ void td_batch_finish(struct tdispatch_batch *b, int res)
 	struct td_worker *w = container_of(b, struct td_worker, batch);
 
 	might_sleep();
-	if (td_end_batch(w->d, w, res, false, true))
+	if (td_end_batch(w->d, w, res, false, true, NULL))
 		td_run_batches(w);
 }
 
@@ -800,7 +818,7 @@ EXPORT_SYMBOL_GPL(tdispatch_run_item);
  * queued for an urgent item (td_urgent_kick(); if it was busy, this run
  * follows its batch).
  */
-static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
+bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 {
 	bool cut = true, kick;
 	LIST_HEAD(reap);
@@ -824,73 +842,4 @@ static bool td_worker_fill(struct tdispatch *d, struct td_worker *w)
 	if (kick)
 		td_kick(d);
 	return cut;
-}
-
-/*
- * With ->lock, a worker cuts its batch only once it holds the lock, one
- * batch a work: a holder of the lock (tdispatch_run_id()) then finds each
- * task pending, or in a batch being processed, never in one cut and
- * waiting for the lock it holds.
- */
-static void td_locked_work(struct tdispatch *d, struct td_worker *w)
-{
-	d->ops->lock(d);
-	if (td_worker_fill(d, w))
-		td_run_batch(d, w, false);
-	else
-		d->ops->unlock(d);
-}
-
-/* A worker's work: on its kworker, or in a submitter (td_vec_flush_here()). */
-static void td_worker_run(struct td_worker *w)
-{
-	if (w->d->ops->lock) {
-		td_locked_work(w->d, w);
-		return;
-	}
-	/*
-	 * With a window only the acceptor queues a worker, with its batch
-	 * cut; without, a submitter may have queued it, or run it.
-	 */
-	if (w->d->direct && !td_worker_fill(w->d, w))
-		return;
-	td_run_batches(w);
-}
-
-void td_batch_work(struct work_struct *work)
-{
-	td_worker_run(container_of(work, struct td_worker, work));
-}
-
-/**
- * td_vec_flush_here() - td_vec_flush() by a caller that may sleep
- * @v: the tasks' shared state
- *
- * With no window, input goes to a worker's work, queued on a kworker.
- * When ->process() only lends its batches out (the char device's parks
- * each as a lease and returns: TD_RESULT_HELD) and a worker is free, a
- * submitter that may sleep runs that work itself: the batch waits for a
- * TAKE with no kworker woken to cut it.  With every worker busy, the
- * work that only drains the input (owed only once a batch's worth waits:
- * td_input_room()) is left to a kworker, not to the producer.
- * Otherwise, or for another dispatcher, as td_vec_flush().
- *
- * Context: process context, holding nothing that ->process() or the
- * engine takes; may sleep.
- */
-void td_vec_flush_here(struct td_vec *v)
-{
-	struct tdispatch *d = v->wake;
-	u64 free;
-
-	/* A hint, read without the lock: any worker's work drains the input. */
-	free = d ? data_race(READ_ONCE(d->free_workers)) : 0;
-	if (!free || !d->direct || !d->holds_batches) {
-		td_vec_flush(v);
-		return;
-	}
-	might_sleep();
-	this_cpu_inc(d->input->wakeups);
-	*v = (struct td_vec) { };
-	td_worker_run(&d->workers[__ffs64(free)]);
 }

@@ -31,14 +31,22 @@ struct td_vec;
  */
 #define TD_RESULT_HELD		(TDISPATCH_NR_RESULTS + 1)
 
+struct llist_node;
+struct td_worker;
+
 int td_acceptor_fn(void *arg);
-void td_batch_work(struct work_struct *work);
+int td_process_batch(struct tdispatch *d, struct td_worker *w, bool *bad);
+bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, bool again,
+		  struct llist_node *taken);
+bool td_acceptor_owed(struct tdispatch *d);
+bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again);
+void td_run_batches(struct td_worker *w);
 void td_reap(struct tdispatch *d, struct list_head *reap);
 void td_throttle_end(struct tdispatch *d, ktime_t now);
 void td_batch_redeliver(struct tdispatch_batch *b);
 void td_batch_finish(struct tdispatch_batch *b, int res);
 unsigned int td_batch_worker(const struct tdispatch_batch *b);
 bool td_idle(struct tdispatch *d);
-void td_vec_flush_here(struct td_vec *v);
+bool td_worker_fill(struct tdispatch *d, struct td_worker *w);
 
 #endif /* _TDISPATCH_DISPATCH_H */

@@ -77,6 +77,11 @@ struct tdispatch {
 	bool direct;
 	/* ->process() may hold a batch: TD_RESULT_HELD, td_batch_finish(). */
 	bool holds_batches;
+	/*
+	 * Items an express run (worker.c) took off the input lists and has
+	 * not accounted for yet: in flight, for tdispatch_get_stats().
+	 */
+	atomic_long_t express_inflight;
 	struct workqueue_struct *wq;
 	bool kick;			/* acceptor: look again */
 	unsigned int urgent;		/* an urgent item may wait: see td_cut_batch() */
@@ -93,6 +98,7 @@ struct tdispatch {
 	 * gather while it is 0 (td_input_room(), paired with td_end_batch()).
 	 */
 	u64 free_workers;
+	unsigned int express_runs;	/* workers in an express run */
 	bool holding;			/* shaper is withholding a due batch */
 	struct td_rate rate;		/* the rate limit */
 	ktime_t throttled_since;	/* a due batch waits for tokens; 0: none */

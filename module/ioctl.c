@@ -19,6 +19,7 @@
 #include "file.h"
 #include "stats.h"
 #include "vec.h"
+#include "worker.h"
 
 /*
  * The sizes of version 1.0, the smallest the kernel takes: a struct that

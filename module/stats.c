@@ -53,7 +53,7 @@ void td_query(struct tdispatch *d, u64 id, u32 *state, u32 *attempts, u32 *waiti
 void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 {
 	const struct td_pending *p = &d->pending;
-	u64 accepted, rejected = 0, wakeups = 0, merged, umerged;
+	u64 accepted, rejected = 0, wakeups = 0, merged, umerged, express;
 	int cpu;
 
 	might_sleep();
@@ -105,6 +105,12 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		umerged += READ_ONCE(per_cpu_ptr(d->input, cpu)->merged);
 	}
 	merged += umerged;
+	/*
+	 * An express run's items, read before what was accepted too: each
+	 * was accepted before it was taken (the submitter's count, then its
+	 * push; the take, then this count).
+	 */
+	express = atomic_long_read(&d->express_inflight);
 	/* Pairs with smp_wmb() in tdispatch_submit_item(), as said above. */
 	smp_rmb();
 	accepted = d->periodic_runs + umerged;
@@ -116,7 +122,8 @@ void tdispatch_get_stats(struct tdispatch *d, struct tdispatch_stats *st)
 		wakeups += READ_ONCE(in->wakeups);
 	}
 	st->overridden += merged;
-	st->queued = accepted - p->drained - merged;
+	st->in_flight += express;
+	st->queued = accepted - p->drained - merged - express;
 	mutex_unlock(&d->lock);
 	st->accepted = accepted;
 	st->rejected = rejected;

@@ -731,6 +731,34 @@ void td_item_again(struct tdispatch *d, struct tdispatch_task *t)
 		td_urgent_kick(d);
 }
 
+/*
+ * Move @first, taken off @in (NULL: items only) in arrival order, into
+ * the pending set.  Return how many items it held.
+ */
+unsigned int td_drain_list(struct tdispatch *d, struct td_input *in, struct llist_node *first,
+			   ktime_t now, struct list_head *reap)
+{
+	struct tdispatch_task *t, *next;
+	unsigned int n = 0, items = 0, delayed = 0;
+
+	lockdep_assert_held(&d->lock);
+	llist_for_each_entry_safe(t, next, first, input) {
+		delayed += !!td_task_not_before(t);
+		if (t->flags & TD_TASK_ITEM) {
+			/* Stamped here: an item's submit reads no clock. */
+			t->submitted = now;
+			items++;
+		}
+		td_pending_add(&d->pending, t, now, reap);
+		n++;
+	}
+	/* Pairs with the submitters' READ_ONCE() against max_input. */
+	if (in)
+		WRITE_ONCE(in->drained, in->drained + n - items);
+	d->delayed_drained += delayed;
+	return items;
+}
+
 /* Move every CPU's input into the pending set, in each CPU's arrival order. */
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 {
@@ -739,30 +767,14 @@ void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 	lockdep_assert_held(&d->lock);
 	for_each_possible_cpu(cpu) {
 		struct td_input *in = per_cpu_ptr(d->input, cpu);
-		struct tdispatch_task *t, *next;
 		struct llist_node *first;
-		int n = 0, items = 0, delayed = 0;
 
 		if (llist_empty(&in->list))
 			continue;
 		td_grow_ids_now(d, td_input_backlog_cpu(in));
 		first = llist_del_all(&in->list);
-		if (!first)
-			continue;
-		first = llist_reverse_order(first);
-		llist_for_each_entry_safe(t, next, first, input) {
-			delayed += !!td_task_not_before(t);
-			if (t->flags & TD_TASK_ITEM) {
-				/* Stamped here: an item's submit reads no clock. */
-				t->submitted = now;
-				items++;
-			}
-			td_pending_add(&d->pending, t, now, reap);
-			n++;
-		}
-		/* Pairs with the submitters' READ_ONCE() against max_input. */
-		WRITE_ONCE(in->drained, in->drained + n - items);
-		d->delayed_drained += delayed;
+		if (first)
+			td_drain_list(d, in, llist_reverse_order(first), now, reap);
 	}
 }
 

@@ -361,6 +361,65 @@ out:
 	T_EXPECT_EQ(t, READ_ONCE(it.task.item_state), 0);
 }
 
+static enum tdispatch_result transient_first(struct recorder *r, struct tdispatch_batch *b,
+					     unsigned int nth)
+{
+	return nth ? TDISPATCH_RESULT_SUCCESS : TDISPATCH_RESULT_TRANSIENT;
+}
+
+/*
+ * With no window and nothing in line, a worker takes items straight off
+ * the input lists (worker.c).  Its batch counts in flight while it runs;
+ * one that fails goes back to the head of the line as a cut one would,
+ * ahead of a task and items submitted meanwhile; and once the line is
+ * empty again, items go the express way once more.
+ */
+static void test_express_items_count_in_flight_and_retry_first(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_item *it;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned int i;
+
+	cfg.max_batch = 16;
+	cfg.transient_delay_ns = NSEC_PER_MSEC;
+	r = items_start(t, &cfg, 8, &it);
+	if (!r)
+		return;
+	r->gated = true;
+	r->decide = transient_first;
+	for (i = 0; i < 4; i++)
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
+	if (!T_EXPECT(t, wait_for_completion_timeout(&r->entered, WAIT_LIMIT)))
+		goto out;
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	/* Item 0 is in the first batch, whatever else the worker took. */
+	T_EXPECT(t, st.in_flight >= 1);
+	T_EXPECT_EQ(t, st.pending, 0);
+	T_EXPECT_EQ(t, st.in_flight + st.queued, 4);
+	T_EXPECT_EQ(t, tdispatch_run_item(r->d, &it[0]), -EBUSY);
+	T_EXPECT_EQ(t, submit(r, 100, 0), 0);
+	for (i = 4; i < 6; i++)
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
+	complete(&r->gate);
+	if (rec_wait_released(t, r, 7)) {
+		T_EXPECT_EQ(t, r->rec[0].result, TDISPATCH_RESULT_TRANSIENT);
+		T_EXPECT_EQ(t, r->rec[1].first_id, 0);
+		T_EXPECT_EQ(t, r->rec[1].first_attempts, 1);
+		T_EXPECT_EQ(t, rec_count(r, TDISPATCH_OUTCOME_DONE), 7);
+	}
+	/* The line is empty: the next ones go the express way, and succeed. */
+	for (i = 6; i < 8; i++)
+		T_EXPECT_EQ(t, tdispatch_submit_item(r->d, &it[i]), 0);
+	rec_wait_released(t, r, 9);
+out:
+	complete(&r->gate);
+	item_finish(t, r, 0, 9);
+	kfree(it);
+}
+
 /*
  * ->release() may free an item's object, as a work function may free its
  * work_struct: an item not submitted again is not touched after it is
@@ -935,6 +994,7 @@ static const struct td_case cases[] = {
 	CASE(lock_ops_hold_the_users_lock_around_a_batch),
 	CASE(lock_holder_reaches_a_task_a_worker_waits_for),
 	CASE(item_submitted_while_processed_runs_again),
+	CASE(express_items_count_in_flight_and_retry_first),
 	CASE(release_may_free_an_items_object),
 	CASE(items_waiting_merge_and_stand_apart_from_tasks),
 	CASE(per_task_results_retry_only_what_failed),

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A worker's work (worker.c): an express run, or the pending set's way. */
+#ifndef _TDISPATCH_WORKER_H
+#define _TDISPATCH_WORKER_H
+
+struct td_vec;
+struct work_struct;
+
+void td_batch_work(struct work_struct *work);
+void td_vec_flush_here(struct td_vec *v);
+
+#endif /* _TDISPATCH_WORKER_H */
