@@ -471,10 +471,26 @@ static bool td_ids_misfit(struct tdispatch *d)
  * else it did: the times of delayed tasks it drained (the acceptor's sleep
  * must end by the earliest) and an id hash whose size no longer fits.
  */
-bool td_acceptor_owed(struct tdispatch *d)
+static bool td_acceptor_owed(struct tdispatch *d)
 {
 	lockdep_assert_held(&d->lock);
 	return d->delayed_drained || td_ids_misfit(d);
+}
+
+/*
+ * Drop ->lock after a drain that leaves nothing else to the acceptor but
+ * what the drain owes it (a delayed task's time, the id hash's size), as
+ * a worker's does: kick it for that, after the reap.
+ */
+void td_unlock_drained(struct tdispatch *d, struct list_head *reap)
+{
+	bool kick = td_acceptor_owed(d);
+
+	td_delayed_sync(d);
+	mutex_unlock(&d->lock);
+	td_reap(d, reap);
+	if (kick)
+		td_kick(d);
 }
 
 /*
@@ -686,7 +702,6 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one, struct tdispatch
 	};
 	LIST_HEAD(reap);
 	ktime_t now;
-	bool kick;
 	int ret = 0;
 
 	might_sleep();
@@ -714,13 +729,7 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one, struct tdispatch
 		d->batches++;
 		trace_tdispatch_batch_start(d, &w.batch);
 	}
-	/* What the drain owes the acceptor (a delayed task's time), as a worker's does. */
-	kick = td_acceptor_owed(d);
-	td_delayed_sync(d);
-	mutex_unlock(&d->lock);
-	td_reap(d, &reap);
-	if (kick)
-		td_kick(d);
+	td_unlock_drained(d, &reap);
 	if (!w.batch.nr)
 		return ret;
 	ret = w.batch.nr;

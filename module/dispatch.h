@@ -38,7 +38,7 @@ int td_acceptor_fn(void *arg);
 int td_process_batch(struct tdispatch *d, struct td_worker *w, bool *bad);
 bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, bool again,
 		  struct llist_node *taken);
-bool td_acceptor_owed(struct tdispatch *d);
+void td_unlock_drained(struct tdispatch *d, struct list_head *reap);
 bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again);
 void td_run_batches(struct td_worker *w);
 void td_reap(struct tdispatch *d, struct list_head *reap);

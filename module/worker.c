@@ -68,7 +68,6 @@ static bool td_express_take(struct tdispatch *d, struct llist_node ***tail, ktim
 {
 	LIST_HEAD(reap);
 	long taken = 0;
-	bool kick;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
@@ -103,12 +102,7 @@ static bool td_express_take(struct tdispatch *d, struct llist_node ***tail, ktim
 		mutex_lock(&d->lock);
 		td_grow_ids_now(d, td_input_backlog_cpu(in));
 		td_drain_list(d, in, first, *now, &reap);
-		kick = td_acceptor_owed(d);
-		td_delayed_sync(d);
-		mutex_unlock(&d->lock);
-		td_reap(d, &reap);
-		if (kick)
-			td_kick(d);
+		td_unlock_drained(d, &reap);
 		return false;
 	}
 	/* After the lists' xchg(): their submissions were counted first. */
