@@ -101,10 +101,12 @@ static void td_show_locked(struct seq_file *m, struct tdispatch *d, ktime_t now)
 		   d->stopping);
 	for (i = 0; i < d->nr_workers; i++) {
 		const struct tdispatch_batch *b = &d->workers[i].batch;
+		/* An express run cuts without the lock: see td_express_cut(). */
+		unsigned int nr = smp_load_acquire(&b->nr);
 
-		if (!(d->free_workers & BIT_ULL(i)) && b->nr)
+		if (!(d->free_workers & BIT_ULL(i)) && nr)
 			seq_printf(m, "in_flight worker %u tasks %u first %llu attempts %u age_ms %lld\n",
-				   i, b->nr, b->tasks[0]->id, b->tasks[0]->attempts,
+				   i, nr, b->tasks[0]->id, b->tasks[0]->attempts,
 				   ktime_ms_delta(now, b->tasks[0]->submitted));
 	}
 	i = 0;

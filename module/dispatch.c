@@ -540,17 +540,31 @@ static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic, ktim
 }
 
 /*
+ * An express run's batch (worker.c) that did not succeed joins the pending
+ * set's books, in flight, as if it had been cut.
+ */
+static void td_express_adopt(struct tdispatch *d, struct td_worker *w)
+{
+	unsigned int nr = w->batch.nr;
+
+	d->batches++;
+	d->pending.drained += nr;
+	d->pending.nr_inflight += nr;
+	atomic_long_sub(nr, &d->express_inflight);
+	d->express_runs--;
+}
+
+/*
  * Account for the batch in @w, which ended with @res (a result, or
- * TD_RESULT_REDELIVER; @bad: ->process() returned none), with the items
- * an express run took after it, if any (@taken), in line behind its
- * retries and ahead of what came since.  Return true if
+ * TD_RESULT_REDELIVER; @bad: ->process() returned none); an express run's
+ * with the items it took after it in line behind its retries and ahead of
+ * what came since, all in one hold of the lock.  Return true if
  * the next batch was cut for @w at once, which the worker goes on with
  * (while @again): no wake-up of the acceptor, no queueing, while batches
  * are due back to back.  With ->lock, a worker (not a caller) comes
  * holding it, and it is dropped here.
  */
-bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, bool again,
-		  struct llist_node *taken)
+bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, bool again)
 {
 	struct tdispatch_batch *b = &w->batch;
 	bool locked = d->ops->lock && !w->caller;
@@ -561,6 +575,8 @@ bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, b
 	mutex_lock(&d->lock);
 	now = ktime_get();
 	d->bad_results += bad;
+	if (w->express)
+		td_express_adopt(d, w);
 	trace_tdispatch_batch_end(d, b, res);
 	if (res != TD_RESULT_REDELIVER)
 		d->results[res]++;
@@ -568,8 +584,10 @@ bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, b
 		d->redelivered++;
 	td_account_batch(d, b, res, now, &reap, &periodic);
 	b->nr = 0;
-	if (taken)
-		atomic_long_sub(td_drain_list(d, NULL, taken, now, &reap), &d->express_inflight);
+	if (w->taken)
+		atomic_long_sub(td_drain_list(d, NULL, w->taken, now, &reap), &d->express_inflight);
+	w->express = false;
+	w->taken = NULL;
 	if (!w->caller)
 		d->free_workers |= BIT_ULL(w - d->workers);
 	/*
@@ -636,7 +654,7 @@ bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again)
 
 	if (res == TD_RESULT_HELD)
 		return false;
-	return td_end_batch(d, w, res, bad, again, NULL);
+	return td_end_batch(d, w, res, bad, again);
 }
 
 /* Batches one work item runs back to back before it lets the acceptor queue the next. */
@@ -671,7 +689,7 @@ void td_batch_finish(struct tdispatch_batch *b, int res)
 	struct td_worker *w = container_of(b, struct td_worker, batch);
 
 	might_sleep();
-	if (td_end_batch(w->d, w, res, false, true, NULL))
+	if (td_end_batch(w->d, w, res, false, true))
 		td_run_batches(w);
 }
 

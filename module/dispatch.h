@@ -31,13 +31,11 @@ struct td_vec;
  */
 #define TD_RESULT_HELD		(TDISPATCH_NR_RESULTS + 1)
 
-struct llist_node;
 struct td_worker;
 
 int td_acceptor_fn(void *arg);
 int td_process_batch(struct tdispatch *d, struct td_worker *w, bool *bad);
-bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, bool again,
-		  struct llist_node *taken);
+bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, bool again);
 void td_unlock_drained(struct tdispatch *d, struct list_head *reap);
 bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again);
 void td_run_batches(struct td_worker *w);

@@ -44,6 +44,13 @@ struct td_worker {
 	bool redeliver;			/* set by td_batch_redeliver() */
 	bool cut_queued;		/* the acceptor cut its batch and queued it */
 	bool caller;			/* a caller's, on its stack: tdispatch_run_now() */
+	/*
+	 * Its batch is an express run's (worker.c), not in the pending set's
+	 * books yet, and @taken the items the run took after it: both for
+	 * td_end_batch() when the batch did not succeed.
+	 */
+	bool express;
+	struct llist_node *taken;
 	struct tdispatch_batch batch;
 };
 

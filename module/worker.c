@@ -68,6 +68,7 @@ static bool td_express_take(struct tdispatch *d, struct llist_node ***tail, ktim
 {
 	LIST_HEAD(reap);
 	long taken = 0;
+	u64 free;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
@@ -102,7 +103,11 @@ static bool td_express_take(struct tdispatch *d, struct llist_node ***tail, ktim
 		mutex_lock(&d->lock);
 		td_grow_ids_now(d, td_input_backlog_cpu(in));
 		td_drain_list(d, in, first, *now, &reap);
+		/* A free worker need not wait for this run's batch: the acceptor cuts. */
+		free = d->free_workers;
 		td_unlock_drained(d, &reap);
+		if (free)
+			td_kick(d);
 		return false;
 	}
 	/* After the lists' xchg(): their submissions were counted first. */
@@ -181,26 +186,6 @@ static bool td_express_end(struct tdispatch *d, struct td_worker *w, struct llis
 }
 
 /*
- * @w's batch did not succeed whole: account for it as a cut batch, with
- * the items taken after it in line behind its retries (td_end_batch()).
- */
-static void td_express_fail(struct tdispatch *d, struct td_worker *w, struct llist_node *chain,
-			    int res, bool bad)
-{
-	unsigned int nr = w->batch.nr;
-
-	mutex_lock(&d->lock);
-	d->batches++;
-	d->pending.drained += nr;
-	d->pending.nr_inflight += nr;
-	atomic_long_sub(nr, &d->express_inflight);
-	d->express_runs--;
-	mutex_unlock(&d->lock);
-	if (td_end_batch(d, w, res, bad, true, chain))
-		td_run_batches(w);
-}
-
-/*
  * More than a batch was taken and another worker is free: the rest goes
  * into line, for that worker to cut while this one processes its batch,
  * as the workers share a backlog.  An express run is for light input.
@@ -221,16 +206,22 @@ static void td_express_share(struct tdispatch *d, struct td_worker *w,
 		queue_work(d->wq, &d->workers[__ffs64(free)].work);
 }
 
-/* Up to max_batch items off @chain, in flight in @w's batch. */
+/*
+ * Up to max_batch items off @chain, in flight in @w's batch.  Cut without
+ * the lock, which debugfs holds to show a busy worker's batch: the count
+ * is published after the tasks.
+ */
 static void td_express_cut(struct tdispatch *d, struct td_worker *w, struct llist_node **chain)
 {
 	struct tdispatch_batch *b = &w->batch;
+	unsigned int nr = 0;
 
-	b->nr = 0;
-	while (*chain && b->nr < d->cfg.max_batch) {
-		b->tasks[b->nr++] = llist_entry(*chain, struct tdispatch_task, input);
+	while (*chain && nr < d->cfg.max_batch) {
+		b->tasks[nr++] = llist_entry(*chain, struct tdispatch_task, input);
 		*chain = (*chain)->next;
 	}
+	/* Pairs with smp_load_acquire() in td_show_locked(). */
+	smp_store_release(&b->nr, nr);
 	td_items_inflight(b);
 	trace_tdispatch_batch_start(d, b);
 }
@@ -289,8 +280,15 @@ static bool td_express_run(struct td_worker *w)
 		if (chain && data_race(READ_ONCE(d->free_workers)))
 			td_express_share(d, w, &chain, now);
 		res = td_process_batch(d, w, &bad);
+		/*
+		 * Not whole: accounted for as a cut batch, with the items
+		 * taken after it in line behind its retries (td_end_batch()).
+		 */
 		if (res != TDISPATCH_RESULT_SUCCESS || w->batch.marked) {
-			td_express_fail(d, w, chain, res, bad);
+			w->express = true;
+			w->taken = chain;
+			if (td_end_batch(d, w, res, bad, true))
+				td_run_batches(w);
 			return true;
 		}
 		if (!td_express_end(d, w, &chain, more, now, &open))
