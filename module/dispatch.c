@@ -818,9 +818,11 @@ EXPORT_SYMBOL_GPL(tdispatch_run_id);
  *
  * Process context; may sleep.  Not while tdispatch_destroy() may run.
  *
- * Return: 1 if it was processed; 0 if it was not pending; -EBUSY if it is
- * in a worker's batch (submitted meanwhile, it is processed again after
- * that batch); -ESHUTDOWN once tdispatch_destroy() stops batches.
+ * Return: 1 if it was processed; 0 if it was not pending (nor, for an
+ * instant, while an express run takes it off its input list); -EBUSY if
+ * it is in a worker's batch or an express run holds it (submitted
+ * meanwhile, it is processed again after that batch); -ESHUTDOWN once
+ * tdispatch_destroy() stops batches.
  */
 int tdispatch_run_item(struct tdispatch *d, struct tdispatch_item *it)
 {
