@@ -540,18 +540,18 @@ static bool td_acceptor_wanted(struct tdispatch *d, int res, bool periodic, ktim
 }
 
 /*
- * An express run's batch (worker.c) that did not succeed joins the pending
- * set's books, in flight, as if it had been cut.
+ * An express run's batch (worker.c) joins the pending set's books, in
+ * flight, as if it had been cut: to be ended as any batch is.
  */
-static void td_express_adopt(struct tdispatch *d, struct td_worker *w)
+void td_express_adopt(struct tdispatch *d, struct td_worker *w)
 {
 	unsigned int nr = w->batch.nr;
 
+	lockdep_assert_held(&d->lock);
 	d->batches++;
 	d->pending.drained += nr;
 	d->pending.nr_inflight += nr;
 	atomic_long_sub(nr, &d->express_inflight);
-	d->express_runs--;
 }
 
 /*
@@ -575,8 +575,10 @@ bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, b
 	mutex_lock(&d->lock);
 	now = ktime_get();
 	d->bad_results += bad;
-	if (w->express)
+	if (w->express) {
 		td_express_adopt(d, w);
+		d->express_runs--;
+	}
 	trace_tdispatch_batch_end(d, b, res);
 	if (res != TD_RESULT_REDELIVER)
 		d->results[res]++;

@@ -35,6 +35,7 @@ struct td_worker;
 
 int td_acceptor_fn(void *arg);
 int td_process_batch(struct tdispatch *d, struct td_worker *w, bool *bad);
+void td_express_adopt(struct tdispatch *d, struct td_worker *w);
 bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, bool again);
 void td_unlock_drained(struct tdispatch *d, struct list_head *reap);
 bool td_run_batch(struct tdispatch *d, struct td_worker *w, bool again);

@@ -58,14 +58,15 @@ static void td_express_spill(struct tdispatch *d, struct llist_node **chain, kti
 }
 
 /*
- * Take every CPU's input, in each CPU's arrival order, onto the chain at
- * @tail: in flight from now on.  The clock is read for a take that finds
+ * Take every CPU's input, in each CPU's arrival order, onto @chain, which
+ * is empty: in flight from now on.  The clock is read for a take that finds
  * input, into @now.  A CPU's list with a task on it goes into line whole
  * instead, and no more is taken: the line's order holds from there.
  * Return false if that happened.
  */
-static bool td_express_take(struct tdispatch *d, struct llist_node ***tail, ktime_t *now)
+static bool td_express_take(struct tdispatch *d, struct llist_node **chain, ktime_t *now)
 {
+	struct llist_node **tail = chain;
 	LIST_HEAD(reap);
 	long taken = 0;
 	u64 free;
@@ -73,7 +74,7 @@ static bool td_express_take(struct tdispatch *d, struct llist_node ***tail, ktim
 
 	for_each_possible_cpu(cpu) {
 		struct td_input *in = per_cpu_ptr(d->input, cpu);
-		struct llist_node *first, *node, **end = *tail;
+		struct llist_node *first, *node, **end = tail;
 		long items = 0;
 
 		if (llist_empty(&in->list))
@@ -94,8 +95,8 @@ static bool td_express_take(struct tdispatch *d, struct llist_node ***tail, ktim
 			items++;
 		}
 		if (!node) {
-			**tail = first;
-			*tail = end;
+			*tail = first;
+			tail = end;
 			taken += items;
 			continue;
 		}
@@ -156,21 +157,13 @@ static bool td_express_end(struct tdispatch *d, struct td_worker *w, struct llis
 {
 	struct tdispatch_batch *b = &w->batch;
 	LIST_HEAD(reap);
-	unsigned int i;
 	bool on, kick;
 
 	mutex_lock(&d->lock);
 	trace_tdispatch_batch_end(d, b, TDISPATCH_RESULT_SUCCESS);
 	d->results[TDISPATCH_RESULT_SUCCESS]++;
-	d->batches++;
-	d->pending.drained += b->nr;
-	d->pending.outcomes[TDISPATCH_OUTCOME_DONE] += b->nr;
-	atomic_long_sub(b->nr, &d->express_inflight);
-	for (i = 0; i < b->nr; i++) {
-		/* Read without the lock by an item's submitters' readers. */
-		WRITE_ONCE(b->tasks[i]->state, TDISPATCH_OUTCOME_DONE);
-		list_add_tail(&b->tasks[i]->order, &reap);
-	}
+	td_express_adopt(d, w);
+	td_pending_complete(&d->pending, b->tasks, b->nr, TDISPATCH_OUTCOME_DONE, &reap);
 	b->nr = 0;
 	*open = td_express_open(d);
 	if (!*open)
@@ -238,7 +231,7 @@ static bool td_express_run(struct td_worker *w)
 {
 	struct tdispatch *d = w->d;
 	u64 bit = BIT_ULL(w - d->workers);
-	struct llist_node *chain = NULL, **tail;
+	struct llist_node *chain = NULL;
 	unsigned int takes = 0;
 	bool open, met_task = false;
 	ktime_t now = 0;
@@ -258,9 +251,8 @@ static bool td_express_run(struct td_worker *w)
 		int res;
 
 		if (!chain) {
-			tail = &chain;
 			now = 0;
-			met_task = !td_express_take(d, &tail, &now);
+			met_task = !td_express_take(d, &chain, &now);
 			takes++;
 		}
 		more = !met_task && takes < TD_EXPRESS_TAKES;
