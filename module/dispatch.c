@@ -246,7 +246,7 @@ static ktime_t td_dispatch_batches(struct tdispatch *d, ktime_t now,
 bool td_idle(struct tdispatch *d)
 {
 	return !d->pending.nr_pending && !d->pending.nr_inflight && !d->express_runs &&
-	       td_input_empty(d);
+	       !d->express_shared.first && td_input_empty(d);
 }
 
 /*
@@ -557,8 +557,8 @@ void td_express_adopt(struct tdispatch *d, struct td_worker *w)
 /*
  * Account for the batch in @w, which ended with @res (a result, or
  * TD_RESULT_REDELIVER; @bad: ->process() returned none); an express run's
- * with the items it took after it in line behind its retries and ahead of
- * what came since, all in one hold of the lock.  Return true if
+ * with what runs shared behind its retries and ahead of what came since
+ * (td_drain_input()), all in one hold of the lock.  Return true if
  * the next batch was cut for @w at once, which the worker goes on with
  * (while @again): no wake-up of the acceptor, no queueing, while batches
  * are due back to back.  With ->lock, a worker (not a caller) comes
@@ -586,10 +586,7 @@ bool td_end_batch(struct tdispatch *d, struct td_worker *w, int res, bool bad, b
 		d->redelivered++;
 	td_account_batch(d, b, res, now, &reap, &periodic);
 	b->nr = 0;
-	if (w->taken)
-		atomic_long_sub(td_drain_list(d, NULL, w->taken, now, &reap), &d->express_inflight);
 	w->express = false;
-	w->taken = NULL;
 	if (!w->caller)
 		d->free_workers |= BIT_ULL(w - d->workers);
 	/*
@@ -822,8 +819,10 @@ EXPORT_SYMBOL_GPL(tdispatch_run_id);
  *
  * Return: 1 if it was processed; 0 if it was not pending (nor, for an
  * instant, while an express run takes it off its input list); -EBUSY if
- * it is in a worker's batch or an express run holds it (submitted
- * meanwhile, it is processed again after that batch); -ESHUTDOWN once
+ * it is in a worker's batch, or an express run took it and is cutting
+ * that batch (submitted meanwhile, it is processed again after that
+ * batch; what runs took beyond a batch is put in line and run here);
+ * -ESHUTDOWN once
  * tdispatch_destroy() stops batches.
  */
 int tdispatch_run_item(struct tdispatch *d, struct tdispatch_item *it)

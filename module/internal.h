@@ -37,6 +37,13 @@ struct td_pub;
 #define TD_MAX_INPUT		SZ_1M
 #define TD_MAX_DELAYED		SZ_16M
 
+/* Items an express run (worker.c) took and has not batched, in order. */
+struct td_chain {
+	struct llist_node *first;
+	struct llist_node **last;	/* the last one's ->next */
+	ktime_t at;			/* when the first was taken */
+};
+
 /* One batch a worker may hold; there are cfg.workers of them. */
 struct td_worker {
 	struct work_struct work;
@@ -46,11 +53,9 @@ struct td_worker {
 	bool caller;			/* a caller's, on its stack: tdispatch_run_now() */
 	/*
 	 * Its batch is an express run's (worker.c), not in the pending set's
-	 * books yet, and @taken the items the run took after it: both for
-	 * td_end_batch() when the batch did not succeed.
+	 * books yet: for td_end_batch() when the batch did not succeed.
 	 */
 	bool express;
-	struct llist_node *taken;
 	struct tdispatch_batch batch;
 };
 
@@ -106,6 +111,12 @@ struct tdispatch {
 	 */
 	u64 free_workers;
 	unsigned int express_runs;	/* workers in an express run */
+	/*
+	 * What express runs took beyond their batches, for the next batch of
+	 * any run (td_express_share()); any drain of the input puts it in
+	 * line first (td_drain_input()).
+	 */
+	struct td_chain express_shared;
 	bool holding;			/* shaper is withholding a due batch */
 	struct td_rate rate;		/* the rate limit */
 	ktime_t throttled_since;	/* a due batch waits for tokens; 0: none */

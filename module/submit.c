@@ -745,8 +745,9 @@ unsigned int td_drain_list(struct tdispatch *d, struct td_input *in, struct llis
 	llist_for_each_entry_safe(t, next, first, input) {
 		delayed += !!td_task_not_before(t);
 		if (t->flags & TD_TASK_ITEM) {
-			/* Stamped here: an item's submit reads no clock. */
-			t->submitted = now;
+			/* Stamped here, or by the express run that took it. */
+			if (!t->submitted)
+				t->submitted = now;
 			items++;
 		}
 		td_pending_add(&d->pending, t, now, reap);
@@ -759,12 +760,29 @@ unsigned int td_drain_list(struct tdispatch *d, struct td_input *in, struct llis
 	return items;
 }
 
-/* Move every CPU's input into the pending set, in each CPU's arrival order. */
+/* What express runs shared (worker.c) goes into line, in its order. */
+void td_drain_shared(struct tdispatch *d, struct list_head *reap)
+{
+	struct td_chain *shared = &d->express_shared;
+
+	lockdep_assert_held(&d->lock);
+	if (!shared->first)
+		return;
+	atomic_long_sub(td_drain_list(d, NULL, shared->first, shared->at, reap),
+			&d->express_inflight);
+	shared->first = NULL;
+}
+
+/*
+ * Move every CPU's input into the pending set, in each CPU's arrival
+ * order, after what express runs shared (taken before any of it).
+ */
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap)
 {
 	int cpu;
 
 	lockdep_assert_held(&d->lock);
+	td_drain_shared(d, reap);
 	for_each_possible_cpu(cpu) {
 		struct td_input *in = per_cpu_ptr(d->input, cpu);
 		struct llist_node *first;

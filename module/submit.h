@@ -50,6 +50,7 @@ int td_task_cache_init(void);
 void td_task_cache_exit(void);
 struct tdispatch_task *td_task_alloc(gfp_t gfp, bool ext);
 void td_task_free(struct tdispatch_task *t);
+void td_drain_shared(struct tdispatch *d, struct list_head *reap);
 unsigned int td_drain_list(struct tdispatch *d, struct td_input *in, struct llist_node *first,
 			   ktime_t now, struct list_head *reap);
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);

@@ -13,18 +13,21 @@
  * batch, for its counters, with no pending set, cut or clock read in it.
  * An item is its own coalescing point (submitters merge into it while it
  * waits), and its state keeps it out of a second worker's batch: nothing
- * else of the pending set is needed.
+ * else of the pending set is needed.  What a take holds beyond a batch is
+ * shared, in order: each run cuts its next batch from it before it takes
+ * the lists again, so the workers share one backlog, as they share the
+ * line.  A run that has made its takes queues its work again, as NAPI's
+ * poll does at its budget.
  *
  * Anything else goes the pending set's way: a CPU's list that holds a
  * task (it and everything after it on that list, in order), a batch that
  * did not succeed whole (accounted for as a cut one, by td_end_batch(),
- * with the items taken after it behind its retries), more than a batch
- * taken while another worker is free (the rest, for that worker to cut),
- * and, once the line holds something again, the items taken and not yet
- * batched.  Stats count an express run's items in flight from when they
- * are taken until their batch is accounted for.  A drain by another (the
- * acceptor, a query) that puts items in line meanwhile closes the way at
- * the run's next look; until then items taken later may go first.
+ * with what runs shared behind its retries), and, once any drain of the
+ * input puts something in line, what runs shared.  Stats count an
+ * express run's items in flight from when they are taken until their
+ * batch is accounted for.  A drain by another (the acceptor, a query)
+ * that puts items in line meanwhile closes the way at each run's next
+ * look; until then a run's batch may hold items taken after some in line.
  */
 #include <linux/llist.h>
 #include <linux/sched.h>
@@ -47,31 +50,45 @@ static bool td_express_open(struct tdispatch *d)
 	       !d->shaper.last_transient;
 }
 
-/* The items taken and not batched go into line, in their order. */
-static void td_express_spill(struct tdispatch *d, struct llist_node **chain, ktime_t now,
-			     struct list_head *reap)
+/*
+ * Take up to a batch of what runs shared (td_express_share()) onto @c,
+ * which is empty, if the way is open: older than anything on the lists.
+ * Return true if there was any.
+ */
+static bool td_express_grab(struct tdispatch *d, struct td_chain *c)
 {
+	struct td_chain *shared = &d->express_shared;
+	struct llist_node **end = &shared->first;
+	unsigned int n = 0;
+
 	lockdep_assert_held(&d->lock);
-	if (*chain)
-		atomic_long_sub(td_drain_list(d, NULL, *chain, now, reap), &d->express_inflight);
-	*chain = NULL;
+	if (!shared->first || !td_express_open(d))
+		return false;
+	while (*end && n++ < d->cfg.max_batch)
+		end = &(*end)->next;
+	*c = *shared;
+	c->last = end;
+	shared->first = *end;
+	*end = NULL;
+	return true;
 }
 
 /*
- * Take every CPU's input, in each CPU's arrival order, onto @chain, which
- * is empty: in flight from now on.  The clock is read for a take that finds
- * input, into @now.  A CPU's list with a task on it goes into line whole
- * instead, and no more is taken: the line's order holds from there.
- * Return false if that happened.
+ * Take every CPU's input, in each CPU's arrival order, onto @c, which is
+ * empty: in flight from now on.  The clock is read for a take that finds
+ * input.  A CPU's list with a task on it goes into line whole instead,
+ * and no more is taken: the line's order holds from there.  Return false
+ * if that happened.
  */
-static bool td_express_take(struct tdispatch *d, struct llist_node **chain, ktime_t *now)
+static bool td_express_take(struct tdispatch *d, struct td_chain *c)
 {
-	struct llist_node **tail = chain;
+	struct llist_node **tail = &c->first;
 	LIST_HEAD(reap);
 	long taken = 0;
 	u64 free;
 	int cpu;
 
+	c->at = 0;
 	for_each_possible_cpu(cpu) {
 		struct td_input *in = per_cpu_ptr(d->input, cpu);
 		struct llist_node *first, *node, **end = tail;
@@ -79,8 +96,8 @@ static bool td_express_take(struct tdispatch *d, struct llist_node **chain, ktim
 
 		if (llist_empty(&in->list))
 			continue;
-		if (!*now)
-			*now = ktime_get();
+		if (!c->at)
+			c->at = ktime_get();
 		first = llist_reverse_order(llist_del_all(&in->list));
 		for (node = first; node; node = node->next) {
 			struct tdispatch_task *t = llist_entry(node, struct tdispatch_task, input);
@@ -88,7 +105,7 @@ static bool td_express_take(struct tdispatch *d, struct llist_node **chain, ktim
 			if (!(t->flags & TD_TASK_ITEM))
 				break;
 			/* Stamped here: an item's submit reads no clock. */
-			t->submitted = *now;
+			t->submitted = c->at;
 			/* tdispatch_run_item() finds it in a worker's hands. */
 			WRITE_ONCE(t->state, TD_TASK_INFLIGHT);
 			end = &node->next;
@@ -100,10 +117,13 @@ static bool td_express_take(struct tdispatch *d, struct llist_node **chain, ktim
 			taken += items;
 			continue;
 		}
+		c->last = tail;
 		atomic_long_add(taken, &d->express_inflight);
 		mutex_lock(&d->lock);
 		td_grow_ids_now(d, td_input_backlog_cpu(in));
-		td_drain_list(d, in, first, *now, &reap);
+		/* Behind what runs shared, taken before it from the lists. */
+		td_drain_shared(d, &reap);
+		td_drain_list(d, in, first, c->at, &reap);
 		/* A free worker need not wait for this run's batch: the acceptor cuts. */
 		free = d->free_workers;
 		td_unlock_drained(d, &reap);
@@ -111,6 +131,7 @@ static bool td_express_take(struct tdispatch *d, struct llist_node **chain, ktim
 			td_kick(d);
 		return false;
 	}
+	c->last = tail;
 	/* After the lists' xchg(): their submissions were counted first. */
 	atomic_long_add(taken, &d->express_inflight);
 	return true;
@@ -118,13 +139,15 @@ static bool td_express_take(struct tdispatch *d, struct llist_node **chain, ktim
 
 /*
  * Give @w back; the bit before the look at the lists, as td_end_batch()
- * sets it.  Return true if the run goes on instead: input came, the way
- * is open and the run has takes left (@more).  Otherwise set @open to
- * whether the work is done: not if the way closed (the line may hold
- * what another drained meanwhile, with no worker free to cut it when it
- * looked), nor if input is left that this run does not take (a
- * submitter that saw every worker busy woke no one): the pending set's
- * way follows.
+ * sets it.  Return true if the run goes on instead: input came (or runs
+ * shared some), the way is open and the run has takes left (@more).  If
+ * the way is open and input is left for a run that may take no more, its
+ * work is queued again, as NAPI's poll is at its budget, and other works
+ * run first: a submitter that saw every worker busy woke no one.
+ * Otherwise set @open to whether the work is done: not if the way closed
+ * with input left, nor if the line may hold what another drained
+ * meanwhile, with no worker free to cut it when it looked: the pending
+ * set's way follows.
  */
 static bool td_express_stop(struct tdispatch *d, struct td_worker *w, bool more, bool *open)
 {
@@ -135,25 +158,29 @@ static bool td_express_stop(struct tdispatch *d, struct td_worker *w, bool more,
 	d->free_workers |= bit;
 	/* Pairs with the barrier of a submitter's llist_add(). */
 	smp_mb();
-	input = !td_input_empty(d);
+	input = d->express_shared.first || !td_input_empty(d);
 	*open = td_express_open(d);
 	if (input && more && *open) {
 		d->free_workers &= ~bit;
 		return true;
 	}
 	d->express_runs--;
-	*open = *open && !input;
+	if (input && *open)
+		queue_work(d->wq, &w->work);
+	else
+		*open = *open && !input;
 	return false;
 }
 
 /*
  * Account for @w's batch, which succeeded, and end it: its items are off
- * the batch before the worker can be free again.  If the way closed, the
- * items taken and not batched go into line.  Return true if the run goes
- * on; if not, @open says whether the work is done (td_express_stop()).
+ * the batch before the worker can be free again.  If the way is open, the
+ * run's next batch is cut onto @c, which is empty, from what runs shared
+ * (while it has takes left: @more).  Return true if the run goes on; if
+ * not, @open says whether the work is done (td_express_stop()).
  */
-static bool td_express_end(struct tdispatch *d, struct td_worker *w, struct llist_node **chain,
-			   bool more, ktime_t now, bool *open)
+static bool td_express_end(struct tdispatch *d, struct td_worker *w, struct td_chain *c,
+			   bool more, bool *open)
 {
 	struct tdispatch_batch *b = &w->batch;
 	LIST_HEAD(reap);
@@ -165,10 +192,8 @@ static bool td_express_end(struct tdispatch *d, struct td_worker *w, struct llis
 	td_express_adopt(d, w);
 	td_pending_complete(&d->pending, b->tasks, b->nr, TDISPATCH_OUTCOME_DONE, &reap);
 	b->nr = 0;
-	*open = td_express_open(d);
-	if (!*open)
-		td_express_spill(d, chain, now, &reap);
-	on = *chain || td_express_stop(d, w, more, open);
+	*open = true;
+	on = (more && td_express_grab(d, c)) || td_express_stop(d, w, more, open);
 	/* A waiter, or what only the acceptor does: a stop, a free worker's batch. */
 	kick = d->idle_waiters || !*open;
 	mutex_unlock(&d->lock);
@@ -179,39 +204,44 @@ static bool td_express_end(struct tdispatch *d, struct td_worker *w, struct llis
 }
 
 /*
- * More than a batch was taken and another worker is free: the rest goes
- * into line, for that worker to cut while this one processes its batch,
- * as the workers share a backlog.  An express run is for light input.
+ * More than a batch was taken: the rest is shared, ahead of what comes
+ * after, and a free worker's work is queued, before this one processes
+ * its batch.  Each run cuts its next batch from it (td_express_grab())
+ * before it takes the lists again: the workers share one backlog, in
+ * order, with no pending set between them.
  */
-static void td_express_share(struct tdispatch *d, struct td_worker *w,
-			     struct llist_node **chain, ktime_t now)
+static void td_express_share(struct tdispatch *d, struct td_chain *c)
 {
-	LIST_HEAD(reap);
+	struct td_chain *shared = &d->express_shared;
 	u64 free;
 
 	mutex_lock(&d->lock);
+	if (shared->first) {
+		*shared->last = c->first;
+		shared->last = c->last;
+	} else {
+		*shared = *c;
+	}
+	c->first = NULL;
 	free = d->free_workers;
-	if (free)
-		td_express_spill(d, chain, now, &reap);
 	mutex_unlock(&d->lock);
-	td_reap(d, &reap);
 	if (free)
 		queue_work(d->wq, &d->workers[__ffs64(free)].work);
 }
 
 /*
- * Up to max_batch items off @chain, in flight in @w's batch.  Cut without
+ * Up to max_batch items off @c, in flight in @w's batch.  Cut without
  * the lock, which debugfs holds to show a busy worker's batch: the count
  * is published after the tasks.
  */
-static void td_express_cut(struct tdispatch *d, struct td_worker *w, struct llist_node **chain)
+static void td_express_cut(struct tdispatch *d, struct td_worker *w, struct td_chain *c)
 {
 	struct tdispatch_batch *b = &w->batch;
 	unsigned int nr = 0;
 
-	while (*chain && nr < d->cfg.max_batch) {
-		b->tasks[nr++] = llist_entry(*chain, struct tdispatch_task, input);
-		*chain = (*chain)->next;
+	while (c->first && nr < d->cfg.max_batch) {
+		b->tasks[nr++] = llist_entry(c->first, struct tdispatch_task, input);
+		c->first = c->first->next;
 	}
 	/* Pairs with smp_load_acquire() in td_show_locked(). */
 	smp_store_release(&b->nr, nr);
@@ -219,7 +249,7 @@ static void td_express_cut(struct tdispatch *d, struct td_worker *w, struct llis
 	trace_tdispatch_batch_start(d, b);
 }
 
-/* Takes of the input lists one express run makes before the pending set's way. */
+/* Takes of the input lists, or batches of what runs shared, a run makes. */
 #define TD_EXPRESS_TAKES	16
 
 /*
@@ -231,10 +261,9 @@ static bool td_express_run(struct td_worker *w)
 {
 	struct tdispatch *d = w->d;
 	u64 bit = BIT_ULL(w - d->workers);
-	struct llist_node *chain = NULL;
+	struct td_chain c = { };
 	unsigned int takes = 0;
 	bool open, met_task = false;
-	ktime_t now = 0;
 
 	mutex_lock(&d->lock);
 	/* Not free: the acceptor cut it a batch, which it runs first. */
@@ -242,6 +271,7 @@ static bool td_express_run(struct td_worker *w)
 	if (open) {
 		d->free_workers &= ~bit;
 		d->express_runs++;
+		takes += td_express_grab(d, &c);
 	}
 	mutex_unlock(&d->lock);
 	if (!open)
@@ -250,41 +280,42 @@ static bool td_express_run(struct td_worker *w)
 		bool more, bad = false, on, kick;
 		int res;
 
-		if (!chain) {
-			now = 0;
-			met_task = !td_express_take(d, &chain, &now);
+		if (!c.first) {
+			met_task = !td_express_take(d, &c);
 			takes++;
 		}
 		more = !met_task && takes < TD_EXPRESS_TAKES;
-		if (!chain) {
+		if (!c.first) {
 			mutex_lock(&d->lock);
-			on = td_express_stop(d, w, more, &open);
+			on = (more && td_express_grab(d, &c)) ||
+			     td_express_stop(d, w, more, &open);
 			kick = d->idle_waiters;
 			mutex_unlock(&d->lock);
 			if (kick)
 				td_kick(d);
 			if (!on)
 				return open;
+			takes += !!c.first;
 			continue;
 		}
-		td_express_cut(d, w, &chain);
-		/* A hint, read without the lock; td_express_share() looks again. */
-		if (chain && data_race(READ_ONCE(d->free_workers)))
-			td_express_share(d, w, &chain, now);
+		td_express_cut(d, w, &c);
+		if (c.first)
+			td_express_share(d, &c);
 		res = td_process_batch(d, w, &bad);
 		/*
-		 * Not whole: accounted for as a cut batch, with the items
-		 * taken after it in line behind its retries (td_end_batch()).
+		 * Not whole: accounted for as a cut batch, with what runs
+		 * shared in line behind its retries (td_end_batch()).
 		 */
 		if (res != TDISPATCH_RESULT_SUCCESS || w->batch.marked) {
 			w->express = true;
-			w->taken = chain;
 			if (td_end_batch(d, w, res, bad, true))
 				td_run_batches(w);
 			return true;
 		}
-		if (!td_express_end(d, w, &chain, more, now, &open))
+		if (!td_express_end(d, w, &c, more, &open))
 			return open;
+		/* A batch of what runs shared counts as a take. */
+		takes += !!c.first;
 		cond_resched();
 	}
 }
