@@ -10,14 +10,16 @@
  * a worker would cut is the items it drains, in their order: a worker
  * takes them off the lists without the lock, as irq_work's runner takes
  * its list, and hands them to ->process().  The lock is taken once a
- * batch, for its counters, with no pending set, cut or clock read in it.
- * An item is its own coalescing point (submitters merge into it while it
- * waits), and its state keeps it out of a second worker's batch: nothing
- * else of the pending set is needed.  What a take holds beyond a batch is
- * shared, in order: each run cuts its next batch from it before it takes
- * the lists again, so the workers share one backlog, as they share the
- * line.  A run that has made its takes queues its work again, as NAPI's
- * poll does at its budget.
+ * batch, for its counters, with no pending set, cut or clock read in it
+ * (twice for a take that holds more than a batch).  An item is its own
+ * coalescing point (submitters merge into it while it waits), and its
+ * state keeps it out of a second worker's batch: nothing else of the
+ * pending set is needed.  What a take holds beyond a batch is shared,
+ * oldest first as taken: each run cuts its next batch from it before it
+ * takes the lists again, so the workers share one backlog, as they share
+ * the line, though a run may take newer items off the lists before
+ * another's rest is shared.  A run that has made its takes queues its
+ * work again, as NAPI's poll does at its budget.
  *
  * Anything else goes the pending set's way: a CPU's list that holds a
  * task (it and everything after it on that list, in order), a batch that

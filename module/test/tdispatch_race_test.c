@@ -594,6 +594,11 @@ static bool load_items_seen(void)
 {
 	unsigned int i;
 
+	/*
+	 * After load_items_idle(): each processing's store came before its
+	 * item went idle (td_item_ended()'s cmpxchg).
+	 */
+	smp_rmb();
 	for (i = 0; i < NR_LOAD_ITEMS; i++)
 		if (READ_ONCE(load_seen[i]) != atomic64_read(&load_ver[i]))
 			return false;
@@ -616,6 +621,11 @@ static unsigned long load_items_round(struct tcase *t, struct recorder *r, unsig
 	p = producers_run(t, r, per_cpu, false, true, &nr);
 	if (!p)
 		return 0;
+	if (!T_EXPECT(t, nr == num_online_cpus())) {
+		producers_stop(p, nr);
+		kfree(p);
+		return 0;
+	}
 	while (!wait_for_completion_timeout(&p[0].done, HZ / 10)) {
 		tdispatch_get_stats(r->d, &st);
 		check_stats(t, &st);
@@ -656,7 +666,7 @@ static void test_items_under_load_end_with_the_newest_processed(struct tcase *t)
 	cfg.max_buffer = NR_LOAD_ITEMS;
 	cfg.congestion_delay_ns = 100 * NSEC_PER_USEC;
 	cfg.transient_delay_ns = 100 * NSEC_PER_USEC;
-	load_items = kcalloc(NR_LOAD_ITEMS, sizeof(*load_items), GFP_KERNEL);
+	load_items = kvcalloc(NR_LOAD_ITEMS, sizeof(*load_items), GFP_KERNEL);
 	if (!T_EXPECT(t, load_items))
 		return;
 	for (i = 0; i < NR_LOAD_ITEMS; i++) {
@@ -669,7 +679,6 @@ static void test_items_under_load_end_with_the_newest_processed(struct tcase *t)
 		goto out;
 	r->decide = see_versions;
 	accepted = load_items_round(t, r, 50000);
-	/* Each processing's store came before its items went idle. */
 	T_EXPECT(t, load_items_seen());
 	r->decide = random_result;
 	accepted += load_items_round(t, r, 20000);
@@ -681,7 +690,7 @@ static void test_items_under_load_end_with_the_newest_processed(struct tcase *t)
 	T_EXPECT(t, r->max_running <= 4);
 	rec_free(r);
 out:
-	kfree(load_items);
+	kvfree(load_items);
 	load_items = NULL;
 }
 
