@@ -819,9 +819,10 @@ EXPORT_SYMBOL_GPL(tdispatch_run_id);
  *
  * Return: 1 if it was processed; 0 if it was not pending (nor, for an
  * instant, while an express run takes it off its input list); -EBUSY if
- * it is in a worker's batch, or an express run took it and is cutting
- * that batch (submitted meanwhile, it is processed again after that
- * batch; what runs took beyond a batch is put in line and run here);
+ * it is in a worker's batch (submitted meanwhile, it is processed again
+ * after that batch), or an express run has taken it and not yet cut or
+ * shared it (what runs shared beyond a batch is put in line and run
+ * here);
  * -ESHUTDOWN once
  * tdispatch_destroy() stops batches.
  */

@@ -37,11 +37,14 @@ struct td_pub;
 #define TD_MAX_INPUT		SZ_1M
 #define TD_MAX_DELAYED		SZ_16M
 
-/* Items an express run (worker.c) took and has not batched, in order. */
+/*
+ * Items express runs (worker.c) took and have not batched, in order: a
+ * run's take, or what runs shared (->express_shared).
+ */
 struct td_chain {
 	struct llist_node *first;
 	struct llist_node **last;	/* the last one's ->next */
-	ktime_t at;			/* when the first was taken */
+	ktime_t at;			/* the oldest take's time; the items carry their own */
 };
 
 /* One batch a worker may hold; there are cfg.workers of them. */

@@ -22,12 +22,12 @@
  * work again, as NAPI's poll does at its budget.
  *
  * Anything else goes the pending set's way: a CPU's list that holds a
- * task (it and everything after it on that list, in order), a batch that
+ * task (the whole list, in order, after what runs shared), a batch that
  * did not succeed whole (accounted for as a cut one, by td_end_batch(),
  * with what runs shared behind its retries), and, once any drain of the
  * input puts something in line, what runs shared.  Stats count an
  * express run's items in flight from when they are taken until their
- * batch is accounted for.  A drain by another (the acceptor, a query)
+ * batch is accounted for or a drain puts them in line.  A drain by another (the acceptor, a query)
  * that puts items in line meanwhile closes the way at each run's next
  * look; until then a run's batch may hold items taken after some in line.
  */

@@ -344,7 +344,8 @@ struct tdispatch_config {
  * @rejected: submissions that failed (input full, shutting down, no memory).
  * @queued: accepted tasks still on the per-CPU input lists.
  * @pending: tasks in the pending set, waiting for a batch.
- * @in_flight: tasks in batches that workers hold.
+ * @in_flight: tasks in batches that workers hold, and items express runs
+ *	have taken and neither batched nor put in line.
  * @done: tasks ended %TDISPATCH_OUTCOME_DONE.
  * @failed: tasks ended %TDISPATCH_OUTCOME_FAILED or %TDISPATCH_OUTCOME_EXHAUSTED.
  * @overridden: tasks ended %TDISPATCH_OUTCOME_OVERRIDDEN.
