@@ -822,9 +822,7 @@ EXPORT_SYMBOL_GPL(tdispatch_run_id);
  * it is in a worker's batch (submitted meanwhile, it is processed again
  * after that batch), or an express run has taken it and not yet cut or
  * shared it (what runs shared beyond a batch is put in line and run
- * here);
- * -ESHUTDOWN once
- * tdispatch_destroy() stops batches.
+ * here); -ESHUTDOWN once tdispatch_destroy() stops batches.
  */
 int tdispatch_run_item(struct tdispatch *d, struct tdispatch_item *it)
 {

@@ -27,9 +27,10 @@
  * with what runs shared behind its retries), and, once any drain of the
  * input puts something in line, what runs shared.  Stats count an
  * express run's items in flight from when they are taken until their
- * batch is accounted for or a drain puts them in line.  A drain by another (the acceptor, a query)
- * that puts items in line meanwhile closes the way at each run's next
- * look; until then a run's batch may hold items taken after some in line.
+ * batch is accounted for or a drain puts them in line.  A drain by
+ * another (the acceptor, a query) that puts items in line meanwhile
+ * closes the way at each run's next look; until then a run's batch may
+ * hold items taken after some in line.
  */
 #include <linux/llist.h>
 #include <linux/sched.h>
