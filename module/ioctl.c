@@ -19,7 +19,6 @@
 #include "file.h"
 #include "stats.h"
 #include "vec.h"
-#include "worker.h"
 
 /*
  * The sizes of version 1.0, the smallest the kernel takes: a struct that
@@ -162,7 +161,7 @@ int td_submit_vector(void __user *uarg,
 				pagefault_enable();
 			}
 			if (ret == -EFAULT) {
-				td_vec_flush(&v);
+				td_vec_flush_here(&v);
 				ret = copy_struct_from_user(&ut, sizeof(ut), next, stride);
 			}
 		}
@@ -195,7 +194,7 @@ void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp)
 		p = kmalloc(size, GFP_NOWAIT | (gfp & __GFP_ACCOUNT) | __GFP_NOWARN);
 		if (p)
 			return p;
-		td_vec_flush(v);
+		td_vec_flush_here(v);
 	}
 	return kmalloc(size, gfp);
 }

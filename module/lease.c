@@ -25,7 +25,6 @@
 #include "user.h"
 #include "uslots.h"
 #include "vec.h"
-#include "worker.h"
 
 static_assert(sizeof(struct tdispatch_task_result) == 16);
 static_assert(sizeof(struct tdispatch_lease_task) == 32);

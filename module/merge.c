@@ -56,7 +56,7 @@ int td_merge_prepare(struct td_merge *m, struct td_vec *v)
 	if (smp_load_acquire(&m->heads))
 		return 0;
 	if (v)
-		td_vec_flush(v);
+		td_vec_flush_here(v);
 	heads = kvcalloc(1U << m->bits, sizeof(*heads), TD_GFP_USER);
 	if (!heads)
 		return -ENOMEM;

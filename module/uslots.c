@@ -29,7 +29,6 @@
 #include "user.h"
 #include "uslots.h"
 #include "vec.h"
-#include "worker.h"
 
 /* Charged, and failing at the cgroup's limit rather than calling its OOM killer. */
 #define TD_USLOTS_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)

@@ -31,6 +31,7 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 		   const struct tdispatch_submit_opts *o, struct td_watcher *w, u8 flags,
 		   struct td_vec *v);
 void td_vec_flush(struct td_vec *v);
+void td_vec_flush_here(struct td_vec *v);
 void *td_vec_kmalloc(struct td_vec *v, size_t size, gfp_t gfp);
 
 int td_submit_merged(struct tdispatch *d);
@@ -44,11 +45,14 @@ static inline bool td_vec_owes(const struct td_vec *v)
 /*
  * The user copies of a vector's tasks, which may sleep on a page fault:
  * tried first with page faults off, and only when that fails, after what
- * @v owes is paid.  A submitter that sleeps (a page being read in, or
- * held back on purpose with userfaultfd) must not hold back the acceptor's
- * wake-up that other tasks on its CPU's list wait for, nor a clock
- * reading that ages while it sleeps.  Inline, so that a copy of a size
- * known at build time skips the hardened usercopy check of its object.
+ * @v owes is paid (td_vec_flush_here(): the caller may sleep and holds
+ * nothing).  A submitter that sleeps (a page being read in, or held back
+ * on purpose with userfaultfd) must not hold back the acceptor's wake-up
+ * that other tasks on its CPU's list wait for, nor a clock reading that
+ * ages while it sleeps; and a dispatcher that lends its batches has them
+ * leased by the call, whichever way it pays.  Inline, so that a copy of a
+ * size known at build time skips the hardened usercopy check of its
+ * object.
  */
 static __always_inline int td_vec_copy_from_user(struct td_vec *v, void *to,
 						 const void __user *from, size_t n)
@@ -61,7 +65,7 @@ static __always_inline int td_vec_copy_from_user(struct td_vec *v, void *to,
 		pagefault_enable();
 		if (!left)
 			return 0;
-		td_vec_flush(v);
+		td_vec_flush_here(v);
 	}
 	return copy_from_user(to, from, n) ? -EFAULT : 0;
 }
@@ -76,7 +80,7 @@ static inline int td_vec_put_user(struct td_vec *v, s32 x, s32 __user *to)
 		pagefault_enable();
 		if (!ret)
 			return 0;
-		td_vec_flush(v);
+		td_vec_flush_here(v);
 	}
 	return put_user(x, to);
 }

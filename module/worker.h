@@ -3,10 +3,8 @@
 #ifndef _TDISPATCH_WORKER_H
 #define _TDISPATCH_WORKER_H
 
-struct td_vec;
 struct work_struct;
 
 void td_batch_work(struct work_struct *work);
-void td_vec_flush_here(struct td_vec *v);
 
 #endif /* _TDISPATCH_WORKER_H */
