@@ -251,18 +251,22 @@ bool td_idle(struct tdispatch *d)
 
 /*
  * The acceptor sleeps until it is kicked, until @until, or, unless armed
- * (@room: see ->wake_room) or with no window (input wakes a worker then),
- * until input arrives.  Armed, it lets input gather: a producer that never
- * sleeps would otherwise be preempted by a real-time acceptor once per
- * task.
+ * (@room: see ->wake_room), until input arrives.  Armed, it lets input
+ * gather: a producer that never sleeps would otherwise be preempted by a
+ * real-time acceptor once per task.  With no window, input that came while
+ * it was unarmed woke a worker (td_wake_for_input()), so it looks only
+ * when it was armed: a submitter that saw that room woke no one.
  */
 static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, unsigned int room)
 {
+	/* Ours alone to write. */
+	bool armed = d->wake_room;
+
 	WRITE_ONCE(d->wake_room, room);
 	/* Pairs with llist_add() in the submitter: see td_input_push(). */
 	set_current_state(TASK_IDLE);
 	if (kthread_should_stop() || READ_ONCE(d->kick) ||
-	    (!room && !d->direct && !td_input_empty(d))) {
+	    (!room && (!d->direct || armed) && !td_input_empty(d))) {
 		__set_current_state(TASK_RUNNING);
 		return;
 	}
@@ -278,12 +282,11 @@ int td_acceptor_fn(void *arg)
 	struct tdispatch *d = arg;
 
 	/*
-	 * With no window, input goes to workers (td_wake_for_input()), and
-	 * here only when something kicks us.  A first pass of our own would
-	 * race the first submitters for their input: cut for a worker and
-	 * queued on a kworker, their batch would miss the SUBMIT that leases
-	 * it before returning (td_vec_flush_here()).  There is nothing else
-	 * to look at yet.
+	 * With no window, input goes to workers (td_wake_for_input()): a
+	 * first pass of our own, with nothing to do yet, would race the first
+	 * submitters for their input, and a batch cut here for a worker and
+	 * queued on a kworker would miss the SUBMIT that leases it before
+	 * returning (td_vec_flush_here()).  We wait for a kick.
 	 */
 	if (d->direct)
 		td_acceptor_sleep(d, KTIME_MAX, 0);

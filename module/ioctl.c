@@ -181,7 +181,7 @@ int td_submit_vector(void __user *uarg,
 	td_vec_flush_here(&v);
 	ret = td_copy_out(uarg, &s, sizeof(s));
 out:
-	td_vec_flush(&v);
+	td_vec_flush_here(&v);
 	return ret;
 }
 

@@ -190,8 +190,9 @@ static void td_batch_ready(struct td_user *u)
 }
 
 /*
- * Runs on a kworker; in a SUBMIT or KICK that brought input to an empty
- * dispatcher (td_vec_flush_here()); or in td_batch_finish() for whatever
+ * Runs on a kworker; in a SUBMIT, a KICK (or its retry) or a TAKE's
+ * settling of slots that brought input while a worker was free
+ * (td_vec_flush_here()); or in td_batch_finish() for whatever
  * ended the worker's last batch (COMPLETE, the expiry, a close, a TAKE
  * whose taker closed meanwhile).  Returns TD_RESULT_HELD, outside the
  * enum, which the engine takes from a dispatcher that holds batches.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the tasks of one SUBMIT vector share, and the user copies that pay
- * what it owes before they may sleep (submit.c).
+ * What the tasks of one SUBMIT vector share (submit.c), the user copies
+ * that pay what it owes before they may sleep, and the payment by a caller
+ * that may sleep (worker.c).
  */
 #ifndef _TDISPATCH_VEC_H
 #define _TDISPATCH_VEC_H
@@ -49,10 +50,10 @@ static inline bool td_vec_owes(const struct td_vec *v)
  * nothing).  A submitter that sleeps (a page being read in, or held back
  * on purpose with userfaultfd) must not hold back the acceptor's wake-up
  * that other tasks on its CPU's list wait for, nor a clock reading that
- * ages while it sleeps; and a dispatcher that lends its batches has them
- * leased by the call, whichever way it pays.  Inline, so that a copy of a
- * size known at build time skips the hardened usercopy check of its
- * object.
+ * ages while it sleeps; and a batch for a free worker of a dispatcher that
+ * lends its batches is leased by the call here as at its end.  Inline, so
+ * that a copy of a size known at build time skips the hardened usercopy
+ * check of its object.
  */
 static __always_inline int td_vec_copy_from_user(struct td_vec *v, void *to,
 						 const void __user *from, size_t n)
