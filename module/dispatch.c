@@ -254,8 +254,9 @@ bool td_idle(struct tdispatch *d)
  * (@room: see ->wake_room), until input arrives.  Armed, it lets input
  * gather: a producer that never sleeps would otherwise be preempted by a
  * real-time acceptor once per task.  With no window, input that came while
- * it was unarmed woke a worker (td_wake_for_input()), so it looks only
- * when it was armed: a submitter that saw that room woke no one.
+ * it was unarmed woke a worker (td_wake_for_input()) or, with every
+ * worker busy, waits for a batch's end (td_input_room()), so it looks
+ * only when it was armed: a submitter that saw that room woke no one.
  */
 static void td_acceptor_sleep(struct tdispatch *d, ktime_t until, unsigned int room)
 {

@@ -174,10 +174,11 @@ static unsigned int td_input_room(struct tdispatch *d)
  * barrier: either the acceptor, which, going to sleep, writes ->wake_room
  * before its last look at the lists (td_acceptor_sleep(); with a room it
  * does not look, and wakes by itself; with no window it looks only when
- * it had one), sees the task, or we see ->wake_room clear and wake it.  @counted: @t is counted in ->added,
- * which gives this CPU's undrained tasks; with a room (td_input_room()),
- * those at or past it wake (an interrupt's submission may have counted
- * between our count and our look), and an item, uncounted, never does.
+ * it had one), sees the task, or we see ->wake_room clear and wake it.
+ * @counted: @t is counted in ->added, which gives this CPU's undrained
+ * tasks; with a room (td_input_room()), those at or past it wake (an
+ * interrupt's submission may have counted between our count and our
+ * look), and an item, uncounted, never does.
  * With @v, a wake-up is owed to td_vec_flush() instead, unless this CPU's
  * input is full: the next task would be refused before the flush.  With
  * @queued, an urgent item's, the caller queues a worker next, which drains

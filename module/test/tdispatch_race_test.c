@@ -711,6 +711,8 @@ static unsigned long load_items_round(struct tcase *t, struct recorder *r, unsig
 	T_EXPECT_EQ(t, accepted, per_cpu * nr);
 	/* Idle items are requeued no more: merges are all counted. */
 	T_EXPECT(t, wait_event_idle_timeout(r->wait, load_items_idle(), WAIT_LIMIT));
+	/* And tasks still on a list are drained: their overrides are counted. */
+	td_sync(t, r);
 	tdispatch_get_stats(r->d, &st);
 	T_EXPECT(t, wait_event_idle_timeout(r->wait, load_released(r) + st.overridden >=
 					    st.accepted, WAIT_LIMIT));
@@ -741,7 +743,8 @@ static void test_items_under_load_end_with_the_newest_processed(struct tcase *t)
 	cfg.name = "items";
 	cfg.workers = 4;
 	cfg.max_batch = 8;
-	cfg.max_buffer = 2 * NR_LOAD_ITEMS;
+	/* Every item, and a task pending and one waiting behind it for each of their ids. */
+	cfg.max_buffer = 3 * NR_LOAD_ITEMS;
 	cfg.congestion_delay_ns = 100 * NSEC_PER_USEC;
 	cfg.transient_delay_ns = 100 * NSEC_PER_USEC;
 	load_items = kvcalloc(NR_LOAD_ITEMS, sizeof(*load_items), GFP_KERNEL);
