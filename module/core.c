@@ -37,7 +37,7 @@ static bool td_config_valid(const struct tdispatch_config *cfg)
 	       cfg->max_delayed <= TD_MAX_DELAYED &&
 	       cfg->max_attempts <= TDISPATCH_MAX_ATTEMPTS &&
 	       cfg->burst <= TD_MAX_BUFFER &&
-	       !(cfg->flags & ~(TDISPATCH_NORMAL_PRIORITY | TDISPATCH_RATE_BATCHES)) &&
+	       !(cfg->flags & ~(TDISPATCH_NORMAL_PRIORITY | TDISPATCH_RATE_BATCHES | TDISPATCH_MERGE)) &&
 	       cfg->max_delay_ns <= TDISPATCH_MAX_DELAY_NS;
 }
 
@@ -55,6 +55,7 @@ static void td_free(struct tdispatch *d)
 	kvfree(d->task_array);
 	kvfree(d->result_array);
 	td_pending_free(&d->pending);
+	td_merge_free(&d->merge);
 	mem_cgroup_put(d->memcg);
 	kfree(d);
 }
@@ -125,6 +126,11 @@ struct tdispatch *td_create(const struct tdispatch_config *cfg,
 	d->input = alloc_percpu_gfp(struct td_input, gfp);
 	if (!d->task_array || !d->result_array || !d->input)
 		goto nomem;
+	if (cfg->flags & TDISPATCH_MERGE) {
+		td_merge_init(&d->merge, td_merge_held(cfg));
+		if (td_merge_alloc(&d->merge, gfp))
+			goto nomem;
+	}
 	for_each_possible_cpu(cpu)
 		init_llist_head(&per_cpu_ptr(d->input, cpu)->list);
 	for (i = 0; i < cfg->workers; i++) {

@@ -21,6 +21,7 @@
 #include "events.h"
 #include "ids.h"
 #include "internal.h"
+#include "merge.h"
 #include "pending.h"
 #include "periodic.h"
 #include "shaper.h"
@@ -63,6 +64,8 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 		} else if (t->flags & TD_TASK_OWNED) {
 			d->ops->release(d, t, outcome);
 		} else {
+			if (t->flags & TD_TASK_MERGE_NODE)
+				td_merge_task_forget(d, t);
 			d->ops->release(d, t, outcome);
 			td_task_free(t);
 		}
@@ -200,7 +203,7 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			if (!w->batch.nr)
 				continue;	/* everything met had expired */
 		}
-		td_items_inflight(&w->batch);
+		td_batch_started(d, &w->batch);
 		d->free_workers &= ~BIT_ULL(w - d->workers);
 		d->batches++;
 		trace_tdispatch_batch_start(d, &w->batch);
@@ -758,7 +761,7 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one, struct tdispatch
 		w.batch.nr = td_pending_cut(&d->pending, now, TD_RUN_NOW_MAX, tasks, &reap);
 	}
 	if (w.batch.nr) {
-		td_items_inflight(&w.batch);
+		td_batch_started(d, &w.batch);
 		d->batches++;
 		trace_tdispatch_batch_start(d, &w.batch);
 	}

@@ -18,6 +18,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "merge.h"
 #include "pending.h"
 #include "shaper.h"
 
@@ -76,6 +77,8 @@ struct tdispatch {
 	 * has its task on an input list by the time destroy goes on.
 	 */
 	bool dead;
+	/* With %TDISPATCH_MERGE, its waiting tasks that merges replace: merge.c. */
+	struct td_merge merge;
 	struct task_struct *acceptor;
 	/*
 	 * 0, or the acceptor will look again on its own soon enough (a timer

@@ -68,7 +68,7 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 		*len = td_uslots_peek(u->slots, r->index, bounce, &r->seq);
 		return *len <= room ? bounce : NULL;
 	}
-	if (!(ft->x.task.flags & TD_TASK_MERGE) || td_merge_out(ft)) {
+	if (!(ft->x.task.flags & TD_TASK_MERGE) || td_merge_out(&ft->merge)) {
 		*len = p->len;
 		if (*len > room)
 			return NULL;
@@ -80,7 +80,7 @@ static const void *td_payload_take(struct td_user *u, struct td_payload *p, u8 *
 	b = td_merge_lock(&u->merge, ft->x.task.id);
 	*len = p->len;
 	if (*len <= room) {
-		ft->taking = !td_merge_out(ft);
+		ft->taking = !td_merge_out(&ft->merge);
 		memcpy(bounce, p->data, *len);
 	}
 	hlist_bl_unlock(b);
@@ -107,7 +107,7 @@ static void td_payload_settle(struct td_user *u, struct td_payload *p, bool take
 		return;
 	b = td_merge_lock(&u->merge, ft->x.task.id);
 	if (taken)
-		td_merge_del(ft);
+		td_merge_del(&ft->merge);
 	ft->taking = false;
 	hlist_bl_unlock(b);
 }

@@ -39,6 +39,8 @@ enum td_task_state {
 /* Two bits the owner of %TD_TASK_OWNED tasks keeps for itself. */
 #define TD_TASK_OWNER0		BIT(5)
 #define TD_TASK_OWNER1		BIT(6)
+/* A struct td_merge_task, in its dispatcher's merge table until cut: merge.c */
+#define TD_TASK_MERGE_NODE	BIT(7)
 
 /*
  * What only a task with a deadline, a not-before time or a watch key needs,

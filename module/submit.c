@@ -14,6 +14,7 @@
 
 #include "ids.h"
 #include "internal.h"
+#include "merge.h"
 #include "pending.h"
 #include "submit.h"
 #include "vec.h"
@@ -23,13 +24,14 @@
 /* What a task without a deadline, a delay or a key costs: one cache line. */
 static_assert(sizeof(struct tdispatch_task) <= 64);
 
-static struct kmem_cache *td_task_cache, *td_ext_cache;
+static struct kmem_cache *td_task_cache, *td_ext_cache, *td_merge_task_cache;
 
 int td_task_cache_init(void)
 {
 	td_task_cache = KMEM_CACHE(tdispatch_task, 0);
 	td_ext_cache = KMEM_CACHE(td_task_ext, 0);
-	if (td_task_cache && td_ext_cache)
+	td_merge_task_cache = KMEM_CACHE(td_merge_task, 0);
+	if (td_task_cache && td_ext_cache && td_merge_task_cache)
 		return 0;
 	td_task_cache_exit();
 	return -ENOMEM;
@@ -37,6 +39,7 @@ int td_task_cache_init(void)
 
 void td_task_cache_exit(void)
 {
+	kmem_cache_destroy(td_merge_task_cache);
 	kmem_cache_destroy(td_ext_cache);
 	kmem_cache_destroy(td_task_cache);
 }
@@ -58,9 +61,23 @@ struct tdispatch_task *td_task_alloc(gfp_t gfp, bool ext)
 	return t;
 }
 
+/* A task of tdispatch_submit_merge(), with its place in a merge table. */
+struct tdispatch_task *td_merge_task_alloc(gfp_t gfp)
+{
+	struct td_merge_task *mt = kmem_cache_alloc(td_merge_task_cache, gfp);
+
+	if (!mt)
+		return NULL;
+	mt->task.flags = TD_TASK_MERGE_NODE;
+	INIT_HLIST_BL_NODE(&mt->merge.node);
+	return &mt->task;
+}
+
 void td_task_free(struct tdispatch_task *t)
 {
-	if (t->flags & TD_TASK_EXT)
+	if (t->flags & TD_TASK_MERGE_NODE)
+		kmem_cache_free(td_merge_task_cache, td_merge_task(t));
+	else if (t->flags & TD_TASK_EXT)
 		kmem_cache_free(td_ext_cache, td_ext(t));
 	else
 		kmem_cache_free(td_task_cache, t);
@@ -258,7 +275,8 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	}
 	/* Callers make room for what they ask for. */
 	ext = t->flags & TD_TASK_EXT;
-	if (WARN_ON_ONCE((flags & ~(TD_TASK_OWNED | TD_TASK_OWNER0 | TD_TASK_OWNER1)) ||
+	if (WARN_ON_ONCE((flags & ~(TD_TASK_OWNED | TD_TASK_OWNER0 | TD_TASK_OWNER1 |
+				    TD_TASK_MERGE_NODE)) ||
 			 (!ext && (o->deadline || o->not_before || w)))) {
 		ret = -EINVAL;
 		goto rejected;
@@ -308,6 +326,13 @@ int td_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id, void *
 	this_cpu_inc(d->input->added);
 	trace_tdispatch_submit(d, id);
 	td_input_push(d, in, t, true, v, false);
+	/*
+	 * After the push (llist_add() is a full barrier), as a file's plain
+	 * task does (td_submit_unmerged()): a merge meanwhile counts as the
+	 * older of the two.
+	 */
+	if (unlikely(d->merge.heads) && !(flags & TD_TASK_MERGE_NODE))
+		td_merge_forget_id(d, id);
 	preempt_enable();
 	return 0;
 
@@ -646,15 +671,24 @@ int td_submit_merged(struct tdispatch *d)
 	return 0;
 }
 
-/* A batch was cut: its items are processed from now on. */
-void td_items_inflight(struct tdispatch_batch *b)
+/*
+ * A batch was cut: its items are processed from now on, and its tasks of
+ * tdispatch_submit_merge() take no more merges, before ->process() reads
+ * their payloads.
+ */
+void td_batch_started(struct tdispatch *d, struct tdispatch_batch *b)
 {
 	unsigned int i;
 
-	for (i = 0; i < b->nr; i++)
-		if (b->tasks[i]->flags & TD_TASK_ITEM)
+	for (i = 0; i < b->nr; i++) {
+		struct tdispatch_task *t = b->tasks[i];
+
+		if (t->flags & TD_TASK_ITEM)
 			/* A full barrier: see tdispatch_submit_item(). */
-			xchg(&b->tasks[i]->item_state, TD_ITEM_INFLIGHT);
+			xchg(&t->item_state, TD_ITEM_INFLIGHT);
+		else if (t->flags & TD_TASK_MERGE_NODE)
+			td_merge_task_forget(d, t);
+	}
 }
 
 /* A task goes back to pending: an item's submission meanwhile merges into it. */

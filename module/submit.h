@@ -49,6 +49,7 @@ static inline unsigned int td_input_backlog_cpu(struct td_input *in)
 int td_task_cache_init(void);
 void td_task_cache_exit(void);
 struct tdispatch_task *td_task_alloc(gfp_t gfp, bool ext);
+struct tdispatch_task *td_merge_task_alloc(gfp_t gfp);
 void td_task_free(struct tdispatch_task *t);
 void td_drain_shared(struct tdispatch *d, struct list_head *reap);
 unsigned int td_drain_list(struct tdispatch *d, struct td_input *in, struct llist_node *first,
@@ -56,7 +57,7 @@ unsigned int td_drain_list(struct tdispatch *d, struct td_input *in, struct llis
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
 bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
-void td_items_inflight(struct tdispatch_batch *b);
+void td_batch_started(struct tdispatch *d, struct tdispatch_batch *b);
 void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t);
 bool td_item_ended(struct tdispatch *d, struct tdispatch_task *t,
 		   enum tdispatch_outcome outcome);

@@ -30,7 +30,8 @@ static void td_user_task_release(struct tdispatch *d, struct tdispatch_task *t,
 	struct td_user *u = tdispatch_priv(d);
 
 	if (t->flags & TD_TASK_MERGE)
-		td_merge_forget(&u->merge, container_of(td_ext(t), struct td_file_task, x));
+		td_merge_forget(&u->merge,
+				&container_of(td_ext(t), struct td_file_task, x)->merge);
 	if (t->flags & TD_TASK_SLOT)
 		td_slot_forget(u, (struct td_slot_ref *)p->data);
 	td_payload_free(u, p);
@@ -131,8 +132,7 @@ int td_user_create(struct td_file *f, const struct file *file, void __user *uarg
 	}
 	u->ctx.d = u->d;
 	/* What the engine may hold at once of a merge task: see merge.c. */
-	td_merge_init(&u->merge, min_t(u64, UINT_MAX, cfg.max_buffer + cfg.workers * cfg.max_batch +
-				       (u64)num_possible_cpus() * cfg.max_input));
+	td_merge_init(&u->merge, td_merge_held(&cfg));
 	ret = td_leases_init(u);
 	/* The first observer of a new dispatcher: only max_observers=0 refuses. */
 	if (!ret && u->has_events)

@@ -72,7 +72,7 @@ struct td_payload {
  */
 struct td_file_task {
 	struct td_task_ext x;
-	struct hlist_bl_node mnode;	/* in the merge table: merge.c */
+	struct td_merge_node merge;	/* in the merge table: merge.c */
 	bool taking;
 	struct td_payload p;
 };

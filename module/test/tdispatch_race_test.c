@@ -778,6 +778,220 @@ out:
 }
 
 /*
+ * Merges under load: producers on every CPU and a hard irq timer replace
+ * the payloads of waiting tasks (tdispatch_submit_merge()), each id
+ * changed by one of them only, so its versions rise.
+ */
+#define NR_MERGE_IDS	256
+#define MERGE_IRQ_IDS	16	/* the timer's, after the threads' */
+#define MERGE_IRQ_MODE	(IS_ENABLED(CONFIG_PREEMPT_RT) ? HRTIMER_MODE_REL : HRTIMER_MODE_REL_HARD)
+
+struct merge_change {
+	u64 id;
+	u64 version;
+};
+
+struct merge_load {
+	struct tdispatch *d;
+	wait_queue_head_t wait;
+	u64 last[NR_MERGE_IDS + MERGE_IRQ_IDS];	/* newest accepted, by its submitter */
+	u64 seen[NR_MERGE_IDS + MERGE_IRQ_IDS];	/* newest processed */
+	atomic_long_t made, returned, released, regressed, retried;
+	unsigned int nr_threads;
+	struct hrtimer hrt;
+	bool irq_stop;
+	unsigned int irq_runs;
+};
+
+/* Submit @id's next version; false if refused (input full). */
+static bool merge_change(struct merge_load *ml, u64 id, gfp_t gfp)
+{
+	struct merge_change *c = kmalloc(sizeof(*c), gfp);
+	void *old;
+	int ret;
+
+	if (!c)
+		return false;
+	*c = (struct merge_change) { .id = id, .version = ml->last[id] + 1 };
+	ret = tdispatch_submit_merge(ml->d, id, c, gfp, &old);
+	if (ret) {
+		kfree(c);
+		return false;
+	}
+	atomic_long_inc(&ml->made);
+	WRITE_ONCE(ml->last[id], c->version);
+	if (old) {
+		struct merge_change *o = old;
+
+		/* Never processed: the older version of the same id. */
+		if (o->id != id || o->version >= c->version)
+			atomic_long_inc(&ml->regressed);
+		kfree(o);
+		atomic_long_inc(&ml->returned);
+	}
+	return true;
+}
+
+static enum hrtimer_restart merge_irq_fn(struct hrtimer *h)
+{
+	struct merge_load *ml = container_of(h, struct merge_load, hrt);
+
+	merge_change(ml, NR_MERGE_IDS + ml->irq_runs++ % MERGE_IRQ_IDS, GFP_ATOMIC);
+	if (READ_ONCE(ml->irq_stop))
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(h, ns_to_ktime(50 * NSEC_PER_USEC));
+	return HRTIMER_RESTART;
+}
+
+struct merge_thread {
+	struct merge_load *ml;
+	unsigned int nth;
+	unsigned long todo;
+	struct task_struct *task;
+	struct completion done;
+};
+
+static int merge_thread_fn(void *arg)
+{
+	struct merge_thread *mt = arg;
+	struct merge_load *ml = mt->ml;
+	unsigned long n;
+
+	for (n = 0; n < mt->todo; n++) {
+		u64 id = get_random_u32_below(NR_MERGE_IDS / ml->nr_threads) * ml->nr_threads +
+			 mt->nth;
+
+		while (!merge_change(ml, id, GFP_KERNEL))
+			cond_resched();
+		if (!(n % 64))
+			cond_resched();
+	}
+	complete_all(&mt->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(HZ);
+	return 0;
+}
+
+static enum tdispatch_result merge_process(struct tdispatch *d, struct tdispatch_batch *b)
+{
+	struct merge_load *ml = tdispatch_priv(d);
+	unsigned int i;
+
+	/* Now and then a batch to retry: the newest must still be processed. */
+	if (!get_random_u32_below(8)) {
+		atomic_long_inc(&ml->retried);
+		return TDISPATCH_RESULT_TRANSIENT;
+	}
+	for (i = 0; i < b->nr; i++) {
+		struct tdispatch_task *t = tdispatch_batch_task(b, i);
+		struct merge_change *c = tdispatch_task_payload(t);
+
+		/* One worker at a time per id: each processing newer than the last. */
+		if (c->id != tdispatch_task_id(t) || c->version <= ml->seen[c->id])
+			atomic_long_inc(&ml->regressed);
+		else
+			WRITE_ONCE(ml->seen[c->id], c->version);
+	}
+	wake_up_all(&ml->wait);
+	return TDISPATCH_RESULT_SUCCESS;
+}
+
+static void merge_release(struct tdispatch *d, struct tdispatch_task *t,
+			  enum tdispatch_outcome outcome)
+{
+	struct merge_load *ml = tdispatch_priv(d);
+
+	kfree(tdispatch_task_payload(t));
+	atomic_long_inc(&ml->released);
+}
+
+static const struct tdispatch_ops merge_ops = {
+	.process = merge_process,
+	.release = merge_release,
+};
+
+static bool merge_load_seen(struct merge_load *ml)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ml->last); i++)
+		if (READ_ONCE(ml->seen[i]) != READ_ONCE(ml->last[i]))
+			return false;
+	return true;
+}
+
+/*
+ * No payload is lost, leaked or freed twice (KASAN and kmemleak on the
+ * debug kernel): each is handed back by the merge that replaced it or
+ * released once.  No id's processing goes back to an older version, and
+ * with no further call each id's newest is processed.  No id is in two
+ * batches at once, or the versions would go back.
+ */
+static void test_merges_under_load_end_with_the_newest_processed(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct merge_thread *mt;
+	struct tdispatch_stats st;
+	struct merge_load *ml;
+	unsigned int i, n = 0;
+
+	cfg.name = "merges";
+	cfg.workers = 4;
+	cfg.max_batch = 16;
+	cfg.flags = TDISPATCH_MERGE;
+	cfg.congestion_delay_ns = 100 * NSEC_PER_USEC;
+	cfg.transient_delay_ns = 100 * NSEC_PER_USEC;
+	ml = kzalloc(sizeof(*ml), GFP_KERNEL);
+	mt = kcalloc(nr_cpu_ids, sizeof(*mt), GFP_KERNEL);
+	if (!T_EXPECT(t, ml && mt))
+		goto out;
+	init_waitqueue_head(&ml->wait);
+	ml->nr_threads = num_online_cpus();
+	ml->d = tdispatch_create(&cfg, &merge_ops, ml);
+	if (!T_EXPECT(t, !IS_ERR(ml->d)))
+		goto out;
+	/* In hard irq, but for PREEMPT_RT, whose slab may not be called there. */
+	hrtimer_init(&ml->hrt, CLOCK_MONOTONIC, MERGE_IRQ_MODE);
+	ml->hrt.function = merge_irq_fn;
+	hrtimer_start(&ml->hrt, ns_to_ktime(50 * NSEC_PER_USEC), MERGE_IRQ_MODE);
+	for_each_online_cpu(i) {
+		if (n == ml->nr_threads)
+			break;
+		mt[n] = (struct merge_thread) { .ml = ml, .nth = n, .todo = 50000 };
+		init_completion(&mt[n].done);
+		mt[n].task = kthread_create_on_cpu(merge_thread_fn, &mt[n], i, "tdmerge/%u");
+		if (!T_EXPECT(t, !IS_ERR(mt[n].task)))
+			break;
+		wake_up_process(mt[n].task);
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		while (!wait_for_completion_timeout(&mt[i].done, HZ / 10)) {
+			tdispatch_get_stats(ml->d, &st);
+			check_stats(t, &st);
+		}
+		kthread_stop(mt[i].task);
+	}
+	WRITE_ONCE(ml->irq_stop, true);
+	hrtimer_cancel(&ml->hrt);
+	T_EXPECT(t, wait_event_idle_timeout(ml->wait, merge_load_seen(ml), WAIT_LIMIT));
+	tdispatch_get_stats(ml->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, st.accepted, atomic_long_read(&ml->made));
+	T_EXPECT_EQ(t, tdispatch_destroy(ml->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	T_EXPECT_EQ(t, atomic_long_read(&ml->regressed), 0);
+	T_EXPECT_EQ(t, atomic_long_read(&ml->returned) + atomic_long_read(&ml->released),
+		    atomic_long_read(&ml->made));
+	T_EXPECT(t, ml->irq_runs > 0);
+	t_log(t, "%ld accepted, %ld merged, %ld released, %ld batches retried, %u from hard irq",
+	      atomic_long_read(&ml->made), atomic_long_read(&ml->returned),
+	      atomic_long_read(&ml->released), atomic_long_read(&ml->retried), ml->irq_runs);
+out:
+	kfree(mt);
+	kfree(ml);
+}
+
+/*
  * A million tasks from every CPU, random results; with @faults the
  * producers' allocations fail at random too, and each failure must be an
  * -ENOMEM the producer sees, never a task lost or leaked.
@@ -862,6 +1076,7 @@ static const struct td_case cases[] = {
 	CASE(per_id_exclusion_under_concurrency),
 	CASE(bursts_at_batch_end_are_not_stranded),
 	CASE(items_under_load_end_with_the_newest_processed),
+	CASE(merges_under_load_end_with_the_newest_processed),
 	CASE(stress_million_tasks),
 	CASE(stress_million_tasks_under_faults),
 };

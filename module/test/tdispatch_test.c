@@ -155,6 +155,120 @@ static void test_own_tasks_override_and_are_released(struct tcase *t)
 	rec_free(r);
 }
 
+static inline int merge(struct recorder *r, u64 id, unsigned long payload, unsigned long *old)
+{
+	void *o;
+	int ret = tdispatch_submit_merge(r->d, id, (void *)payload, GFP_KERNEL, &o);
+
+	*old = (unsigned long)o;
+	return ret;
+}
+
+/*
+ * tdispatch_submit_merge() replaces the payload of the waiting task of its
+ * id and hands the old one back, counted overridden; a task of the id
+ * submitted the plain way takes the waiting one out of the table, and the
+ * next merge makes a task that overrides it in the set.  A dispatcher
+ * without %TDISPATCH_MERGE refuses, counted.
+ */
+static void test_merge_replaces_the_waiting_payload(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned long old;
+
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	T_EXPECT_EQ(t, merge(r, 7, 1, &old), -EINVAL);
+	T_EXPECT_EQ(t, old, 0);
+	tdispatch_get_stats(r->d, &st);
+	T_EXPECT_EQ(t, st.rejected, 1);
+	T_EXPECT_EQ(t, st.accepted, 0);
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	rec_free(r);
+
+	/* Nothing is cut before destroy flushes. */
+	cfg.max_batch = 8;
+	cfg.max_delay_ns = TDISPATCH_MAX_DELAY_NS;
+	cfg.flags = TDISPATCH_MERGE;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	T_EXPECT_EQ(t, merge(r, 7, 1, &old), 0);
+	T_EXPECT_EQ(t, old, 0);
+	T_EXPECT_EQ(t, merge(r, 8, 2, &old), 0);
+	T_EXPECT_EQ(t, old, 0);
+	T_EXPECT_EQ(t, merge(r, 7, 3, &old), 0);
+	T_EXPECT_EQ(t, old, 1);
+	T_EXPECT_EQ(t, merge(r, 7, 4, &old), 0);
+	T_EXPECT_EQ(t, old, 3);
+	T_EXPECT_EQ(t, submit(r, 8, 5), 0);
+	T_EXPECT_EQ(t, merge(r, 8, 6, &old), 0);
+	T_EXPECT_EQ(t, old, 0);
+	T_EXPECT_EQ(t, merge(r, 8, 7, &old), 0);
+	T_EXPECT_EQ(t, old, 6);
+	td_sync(t, r);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, st.accepted, 7);
+	T_EXPECT_EQ(t, st.pending, 2);
+	/* Three merged, and id 8's first two tasks overridden in the set. */
+	T_EXPECT_EQ(t, st.overridden, 5);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_OVERRIDDEN], 2);
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	T_EXPECT_EQ(t, r->nr_rec, 1);
+	T_EXPECT_EQ(t, r->rec[0].nr, 2);
+	/* The newest payloads, in the first tasks' places in line. */
+	T_EXPECT_EQ(t, r->rec[0].first_id, 7);
+	T_EXPECT_EQ(t, r->payload_of[7], 4);
+	T_EXPECT_EQ(t, r->payload_of[8], 7);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 2);
+	/* The merged payloads came back to us, never to ->release(). */
+	T_EXPECT_EQ(t, r->released, 4);
+	rec_free(r);
+}
+
+/*
+ * A task cut into a batch takes no more merges: ->process() sees the
+ * payload it was cut with, and a merge meanwhile makes a task that waits
+ * behind it and takes the merges after it.
+ */
+static void test_merge_never_touches_a_batch(struct tcase *t)
+{
+	struct tdispatch_config cfg = base_cfg;
+	struct tdispatch_stats st;
+	struct recorder *r;
+	unsigned long old;
+
+	cfg.flags = TDISPATCH_MERGE;
+	r = rec_start(t, &cfg);
+	if (!r)
+		return;
+	r->gated = true;
+	T_EXPECT_EQ(t, merge(r, 100, 1, &old), 0);
+	gate_wait_entered(t, r);
+	T_EXPECT_EQ(t, merge(r, 100, 2, &old), 0);
+	T_EXPECT_EQ(t, old, 0);
+	T_EXPECT_EQ(t, merge(r, 100, 3, &old), 0);
+	T_EXPECT_EQ(t, old, 2);
+	tdispatch_get_stats(r->d, &st);
+	check_stats(t, &st);
+	T_EXPECT_EQ(t, st.accepted, 3);
+	T_EXPECT_EQ(t, st.overridden, 1);
+	complete(&r->gate);
+	rec_wait_released(t, r, 2);
+	rec_wait_batches(t, r, 2);
+	T_EXPECT_EQ(t, r->rec[0].first_payload, 1);
+	T_EXPECT_EQ(t, r->rec[1].first_payload, 3);
+	T_EXPECT_EQ(t, r->outcome[TDISPATCH_OUTCOME_DONE], 2);
+	T_EXPECT_EQ(t, tdispatch_destroy(r->d, TDISPATCH_DRAIN, WAIT_LIMIT), 0);
+	/* The merged payload came back to us. */
+	T_EXPECT_EQ(t, r->released, 2);
+	rec_free(r);
+}
+
 static enum tdispatch_result transient_first(struct recorder *r,
 					     struct tdispatch_batch *b,
 					     unsigned int nth)
@@ -580,6 +694,8 @@ static const struct td_case cases[] = {
 	CASE(busy_worker_input_gathers_unwoken),
 	CASE(newer_task_overrides_older),
 	CASE(own_tasks_override_and_are_released),
+	CASE(merge_replaces_the_waiting_payload),
+	CASE(merge_never_touches_a_batch),
 	CASE(retried_task_goes_first),
 	CASE(oldest_dropped_on_overflow),
 	CASE(tasks_within_max_delay_share_a_batch),

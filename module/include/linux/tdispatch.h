@@ -284,7 +284,8 @@ struct tdispatch_ops {
  *	1 to 1048576.
  * @max_delayed: most tasks waiting for their not-before time; a delayed
  *	submission beyond fails with -ENOSPC.  0 to 16777216; 0 allows none.
- * @flags: %TDISPATCH_NORMAL_PRIORITY, %TDISPATCH_RATE_BATCHES, both or 0.
+ * @flags: %TDISPATCH_NORMAL_PRIORITY, %TDISPATCH_RATE_BATCHES,
+ *	%TDISPATCH_MERGE, any of them or 0.
  * @max_attempts: most times a task is handed to ->process(): one that
  *	comes back from its last attempt with %TDISPATCH_RESULT_CONGESTION or
  *	%TDISPATCH_RESULT_TRANSIENT (its own result or its batch's), or whose batch
@@ -337,6 +338,13 @@ struct tdispatch_config {
 
 /* &tdispatch_config.rate and .burst count batches, not tasks. */
 #define TDISPATCH_RATE_BATCHES		BIT(1)
+
+/*
+ * tdispatch_submit_merge() may replace the payload of the waiting task of
+ * its id: the dispatcher keeps a table of those tasks, by id, allocated
+ * at create.
+ */
+#define TDISPATCH_MERGE			BIT(2)
 
 /**
  * struct tdispatch_stats - a consistent snapshot of a dispatcher's counters
@@ -542,6 +550,8 @@ int tdispatch_submit_with(struct tdispatch *d, u64 id, void *payload,
 			  const struct tdispatch_submit_opts *o, gfp_t gfp);
 int tdispatch_submit_task(struct tdispatch *d, struct tdispatch_task *t, u64 id,
 			  void *payload);
+int tdispatch_submit_merge(struct tdispatch *d, u64 id, void *payload, gfp_t gfp,
+			   void **old);
 int tdispatch_submit_item(struct tdispatch *d, struct tdispatch_item *it);
 int tdispatch_submit_item_urgent(struct tdispatch *d, struct tdispatch_item *it);
 bool tdispatch_item_make_urgent(struct tdispatch *d, struct tdispatch_item *it);
