@@ -65,7 +65,7 @@ void td_reap(struct tdispatch *d, struct list_head *reap)
 			d->ops->release(d, t, outcome);
 		} else {
 			if (t->flags & TD_TASK_MERGE_NODE)
-				td_merge_task_forget(d, t);
+				td_merge_task_end(t);
 			d->ops->release(d, t, outcome);
 			td_task_free(t);
 		}
@@ -203,7 +203,7 @@ static bool td_cut_batch(struct tdispatch *d, struct td_worker *w, ktime_t now,
 			if (!w->batch.nr)
 				continue;	/* everything met had expired */
 		}
-		td_batch_started(d, &w->batch);
+		td_items_inflight(&w->batch);
 		d->free_workers &= ~BIT_ULL(w - d->workers);
 		d->batches++;
 		trace_tdispatch_batch_start(d, &w->batch);
@@ -646,6 +646,8 @@ int td_process_batch(struct tdispatch *d, struct td_worker *w, bool *bad)
 
 	w->redeliver = false;
 	b->marked = false;
+	if (d->merge.heads)
+		td_merge_batch_close(b);
 	res = d->ops->process(d, b);
 	/* Held: @w is another's to end, and maybe to reuse, from now on. */
 	if (res == TD_RESULT_HELD && d->holds_batches)
@@ -761,7 +763,7 @@ static int td_run_caller(struct tdispatch *d, u64 id, bool one, struct tdispatch
 		w.batch.nr = td_pending_cut(&d->pending, now, TD_RUN_NOW_MAX, tasks, &reap);
 	}
 	if (w.batch.nr) {
-		td_batch_started(d, &w.batch);
+		td_items_inflight(&w.batch);
 		d->batches++;
 		trace_tdispatch_batch_start(d, &w.batch);
 	}

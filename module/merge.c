@@ -1,33 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A file's merge table: for each id, the one task of its dispatcher whose
- * payload a %TDISPATCH_TASK_MERGE submission may still replace, as an
- * item's submission merges into the item while it waits.  A task goes in
- * when td_submit_merge() submits it and comes out when lease.c's TAKE
- * copies its payload, when td_submit_unmerged() submits its id without the
- * flag, or when it ends (user.c's ->release()); the lock of the task's
- * bucket orders all of those against the replacements.
+ * Merge tables: for each id, the one task of a dispatcher whose payload a
+ * later submission of the id may still replace, as an item's submission
+ * merges into the item while it waits.  A file's (umerge.c) holds the
+ * tasks of %TDISPATCH_TASK_MERGE submissions; a kernel dispatcher's, made
+ * with %TDISPATCH_MERGE, those of tdispatch_submit_merge() (below).
  *
  * A lock a bucket (a bit of its head, as the dcache's hash has), so that
  * producers on different CPUs meet only on one id's bucket, and a size
  * fixed from what the dispatcher can hold at once (pending, input, in
- * flight) at two a bucket, allocated when the first merge comes.  Keyed
- * by hsiphash with a key of the file's own, as the pending set's id hash
- * is: the ids are the user's, and the engine's kworkers take the locks
- * too, so no one may choose the chains.
+ * flight) at two a bucket.  Keyed by hsiphash with a key of the table's
+ * own, as the pending set's id hash is: the ids may be a user's, and the
+ * engine's kworkers take the locks too, so no one may choose the chains.
+ *
+ * A kernel dispatcher's task is in its table from its submission until
+ * its batch goes to ->process() (td_merge_batch_close()), a task of its
+ * id comes some other way (td_submit_task()), or it ends (td_reap()).
+ * Its submitters may come from any context, hard irq included, so the
+ * buckets' locks are taken with interrupts off there.
  */
 #include <linux/log2.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
-#include "file.h"
 #include "internal.h"
 #include "merge.h"
 #include "pending.h"
 #include "submit.h"
-#include "user.h"
 #include "vec.h"
-#include "watch.h"
 
 #define TD_MERGE_MIN_BITS	6
 #define TD_MERGE_MAX_BITS	15	/* 256 KiB of buckets */
@@ -66,21 +66,6 @@ int td_merge_alloc(struct td_merge *m, gfp_t gfp)
 }
 
 /*
- * A file's buckets, allocated at its first merge as the caller's (charged
- * to its memory cgroup), after paying what @v owes; process context, may
- * sleep.
- */
-int td_merge_prepare(struct td_merge *m, struct td_vec *v)
-{
-	/* Pairs with cmpxchg_release() in td_merge_alloc(): the buckets are seen zeroed. */
-	if (smp_load_acquire(&m->heads))
-		return 0;
-	if (v)
-		td_vec_flush_here(v);
-	return td_merge_alloc(m, TD_GFP_USER);
-}
-
-/*
  * @id's bucket, locked (hlist_bl_unlock() it); only once
  * td_merge_prepare() succeeded.  Sparse knows a bit lock as "bitlock".
  */
@@ -110,6 +95,7 @@ struct td_merge_node *td_merge_find(struct hlist_bl_head *b, u64 id)
 void td_merge_add(struct hlist_bl_head *b, struct td_merge_node *n, u64 id)
 {
 	n->id = id;
+	n->head = b;
 	hlist_bl_add_head(&n->node, b);
 }
 
@@ -138,160 +124,38 @@ bool td_merge_out(struct td_merge_node *n)
  * Out, if it is in, for a task that ends.  A task goes in before the
  * engine can see it, so one out now is out for good.
  */
-void td_merge_forget(struct td_merge *m, struct td_merge_node *n)
+void td_merge_forget(struct td_merge_node *n)
 {
-	struct hlist_bl_head *b;
-
 	if (td_merge_out(n))
 		return;
-	b = td_merge_lock(m, n->id);
+	hlist_bl_lock(n->head);
 	td_merge_del(n);
-	hlist_bl_unlock(b);
+	hlist_bl_unlock(n->head);
 }
 
-/*
- * In @id's locked bucket @b of the merge table: if a task of @id is in
- * it, its payload becomes the @len bytes at @data and the submission is
- * counted merged (1); 0 if none is; or the engine's refusal.  A task that
- * has ended but is not released yet (td_task_end() stores its outcome
- * first), or whose payload a TAKE is copying out, leaves the table here,
- * and the submission makes a new one.
- */
-static int td_merge_into(struct td_user *u, struct hlist_bl_head *b, u64 id, const u8 *data,
-			 u32 len)
-{
-	struct td_merge_node *n = td_merge_find(b, id);
-	struct td_file_task *ft;
-	int ret;
-
-	if (!n)
-		return 0;
-	ft = container_of(n, struct td_file_task, merge);
-	if (READ_ONCE(ft->x.task.state) < TD_TASK_INPUT || ft->taking) {
-		td_merge_del(n);
-		return 0;
-	}
-	ret = td_submit_merged(u->d);
-	if (ret)
-		return ret;
-	ft->p.len = len;
-	memcpy(ft->p.data, data, len);
-	return 1;
-}
-
-/*
- * %TDISPATCH_TASK_MERGE: into the waiting task of its id, or a task of
- * its own that later ones merge into.  The payload is read first, outside
- * the lock.  A new task goes into the table before the engine can see it
- * (see td_merge_forget()) and is submitted under the lock, so that none
- * merges into a task the engine then refuses.
- */
-int td_submit_merge(struct td_user *u, const struct tdispatch_submit_task *ut,
-		    struct td_vec *v)
-{
-	static const struct tdispatch_submit_opts o = { };
-	u32 len = ut->payload_len;
-	u8 data[TD_FILE_TASK_SMALL];
-	struct hlist_bl_head *b;
-	struct td_file_task *task;
-	int ret;
-
-	/* Nothing a merge could not carry over: no deadline, delay or own attempts. */
-	ret = -EINVAL;
-	if (ut->flags != TDISPATCH_TASK_MERGE || ut->deadline_ns || ut->not_before_ns ||
-	    ut->max_attempts || !len || len > TDISPATCH_MERGE_PAYLOAD_MAX)
-		goto rejected;
-	ret = -EFAULT;
-	if (td_vec_copy_from_user(v, data, u64_to_user_ptr(ut->payload), len))
-		goto rejected;
-	ret = td_merge_prepare(&u->merge, v);
-	if (ret)
-		goto rejected;
-	b = td_merge_lock(&u->merge, ut->id);
-	ret = td_merge_into(u, b, ut->id, data, len);
-	hlist_bl_unlock(b);
-	if (ret)
-		return min(ret, 0);
-
-	task = td_file_task_get(u, len, false, v);
-	if (IS_ERR(task)) {
-		ret = PTR_ERR(task);
-		goto rejected;
-	}
-	memcpy(task->p.data, data, len);
-	task->x.task.id = ut->id;
-	b = td_merge_lock(&u->merge, ut->id);
-	/* Another producer's may have come in meanwhile. */
-	ret = td_merge_into(u, b, ut->id, data, len);
-	if (!ret) {
-		td_merge_add(b, &task->merge, ut->id);
-		ret = td_submit_task(u->d, &task->x.task, ut->id, &task->p, &o, NULL,
-				     TD_TASK_OWNED | TD_TASK_MERGE, v);
-		if (ret)
-			td_merge_del(&task->merge);
-	}
-	hlist_bl_unlock(b);
-	/* Not submitted: no %TD_TASK_MERGE, and out of the table. */
-	if (ret)
-		td_payload_free(u, &task->p);
-	/* The engine counted its own refusals. */
-	return min(ret, 0);
-
-rejected:
-	atomic_long_inc(&u->rejected);
-	return ret;
-}
-
-/*
- * A task without %TDISPATCH_TASK_MERGE (a plain one, or with
- * %TD_TASK_SLOT in @flags a shared slot's), which, once accepted, takes its
- * id's task out of the merge table (if the file ever merged): a merge
- * after it must not replace a task that it, the newer, replaces in the
- * pending set.  A merge between the push and the removal is concurrent
- * with this call, and counts as the older of the two.  (Newer as seen
- * from one CPU: the acceptor drains the CPUs' input in turn, so a task
- * submitted on one CPU may still be taken in before an older one from
- * another, as for any two submissions of an id.)
- */
-int td_submit_unmerged(struct td_user *u, struct td_file_task *task, u64 id,
-		       const struct tdispatch_submit_opts *o, struct td_watcher *w,
-			      u8 flags, struct td_vec *v)
-{
-	struct hlist_bl_head *b;
-	struct td_merge_node *n;
-	int ret;
-
-	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED | flags, v);
-	/*
-	 * Ordered after the push by llist_add()'s cmpxchg, so a merge task
-	 * put in before it is seen; acquire pairs with td_merge_prepare():
-	 * the buckets are seen zeroed.
-	 */
-	if (ret || !smp_load_acquire(&u->merge.heads))
-		return ret;
-	b = td_merge_lock(&u->merge, id);
-	n = td_merge_find(b, id);
-	if (n)
-		td_merge_del(n);
-	hlist_bl_unlock(b);
-	return 0;
-}
-
-/*
- * A kernel dispatcher's table (%TDISPATCH_MERGE): a task of
- * tdispatch_submit_merge() is in it from its submission until a batch is
- * cut with it (td_batch_started()), a task of its id comes some other way
- * (td_submit_task()), or it ends (td_reap()).  Its submitters may come
- * from any context, hard irq included, so the buckets' locks are taken
- * with interrupts off.
- */
-void td_merge_task_forget(struct tdispatch *d, struct tdispatch_task *t)
+/* A task of tdispatch_submit_merge() ends: out of the table, if it is in. */
+void td_merge_task_end(struct tdispatch_task *t)
 {
 	unsigned long flags;
 
 	local_irq_save(flags);
-	td_merge_forget(&d->merge, &td_merge_task(t)->merge);
+	td_merge_forget(&td_merge_task(t)->merge);
 	local_irq_restore(flags);
+}
+
+/*
+ * A batch goes to ->process(): its tasks of tdispatch_submit_merge() take
+ * no more merges, and ->process() reads what the last one wrote.  Done
+ * here, by the worker outside the dispatcher's lock, not at the cut:
+ * merges may land in a cut batch until then.
+ */
+void td_merge_batch_close(struct tdispatch_batch *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr; i++)
+		if (b->tasks[i]->flags & TD_TASK_MERGE_NODE)
+			td_merge_task_end(b->tasks[i]);
 }
 
 /* A task of @id came not by a merge: the one in the table merges no more. */
@@ -316,9 +180,8 @@ void td_merge_forget_id(struct tdispatch *d, u64 id)
  * submission is counted merged (1); 0 if none is; or the engine's
  * refusal.  One that ended and is not released yet (td_task_end() stores
  * its outcome first) leaves the table, and the submission makes a new
- * task.  One cut into a batch meanwhile is still in until the cut is done
- * with the lock (td_batch_started()): ->process() reads what was
- * merged.
+ * task.  One cut into a batch is still in until its worker closes the
+ * batch (td_merge_batch_close()): ->process() reads what was merged.
  */
 static int td_merge_into_task(struct tdispatch *d, struct hlist_bl_head *b, u64 id,
 			      void *payload, void **old)
@@ -342,21 +205,6 @@ static int td_merge_into_task(struct tdispatch *d, struct hlist_bl_head *b, u64 
 	return 1;
 }
 
-/* Into the waiting task of @id, if there is one: as td_merge_into_task(). */
-static int td_merge_try(struct tdispatch *d, u64 id, void *payload, void **old)
-{
-	struct hlist_bl_head *b;
-	unsigned long flags;
-	int ret;
-
-	local_irq_save(flags);
-	b = td_merge_lock(&d->merge, id);
-	ret = td_merge_into_task(d, b, id, payload, old);
-	hlist_bl_unlock(b);
-	local_irq_restore(flags);
-	return ret;
-}
-
 /**
  * tdispatch_submit_merge() - hand a task to a dispatcher, or replace the
  *	payload of the one of its id that waits
@@ -367,15 +215,16 @@ static int td_merge_try(struct tdispatch *d, u64 id, void *payload, void **old)
  * @old: set to the payload this one replaced, or to NULL
  *
  * If a task of @id that this call or an earlier one made waits (on an
- * input list, or pending, not yet cut into a batch), @payload takes the
- * place of its payload and nothing is allocated: the submission is
- * accepted and the payload it replaced, returned in @old, is counted
- * overridden.  That payload is the caller's again; ->release() is never
+ * input list, pending, or in a batch not yet handed to ->process(); not
+ * one back in line for a retry), @payload takes the place of its payload:
+ * the submission is accepted and the payload it replaced, returned in
+ * @old, is counted overridden.  That payload is the caller's again; ->release() is never
  * called for it.  The task keeps its place in line and its submission
  * time.  Otherwise a new task is submitted as tdispatch_submit() does,
  * with no deadline, and later calls merge into it until a batch takes it.
- * A task of @id submitted any other way takes the waiting one out of the
- * table: later merges make a task of their own, which overrides it.
+ * A task of @id submitted any other way (not a periodic run's) takes the
+ * waiting one out of the table: later merges make a task of their own,
+ * which overrides it.
  *
  * As xchg() into an object's pointer is for the kernel's own coalescers,
  * without the object: producers on different CPUs meet only on the lock
@@ -403,26 +252,23 @@ int tdispatch_submit_merge(struct tdispatch *d, u64 id, void *payload, gfp_t gfp
 		this_cpu_inc(d->input->rejected);
 		return -EINVAL;
 	}
-	ret = td_merge_try(d, id, payload, old);
-	if (ret)
-		return min(ret, 0);
+	/* First, where it may sleep: one hold of the lock, merged or not. */
 	t = td_merge_task_alloc(gfp);
-	if (!t)
-		return td_submit_task(d, NULL, id, payload, &o, NULL, 0, NULL);
 	local_irq_save(flags);
 	b = td_merge_lock(&d->merge, id);
-	/* Another producer's may have gone in meanwhile. */
 	ret = td_merge_into_task(d, b, id, payload, old);
 	if (!ret) {
 		/* In before the engine can see it: see td_merge_forget(). */
-		td_merge_add(b, &td_merge_task(t)->merge, id);
+		if (t)
+			td_merge_add(b, &td_merge_task(t)->merge, id);
 		ret = td_submit_task(d, t, id, payload, &o, NULL, TD_TASK_MERGE_NODE, NULL);
-		if (ret)
+		if (ret && t)
 			td_merge_del(&td_merge_task(t)->merge);
 	}
 	hlist_bl_unlock(b);
 	local_irq_restore(flags);
-	if (ret)
+	/* Not needed (merged), or not submitted. */
+	if (ret && t)
 		td_task_free(t);
 	return min(ret, 0);
 }

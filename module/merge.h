@@ -11,9 +11,9 @@
 #include <linux/types.h>
 
 struct tdispatch;
+struct tdispatch_batch;
 struct tdispatch_config;
 struct tdispatch_task;
-struct td_vec;
 
 /*
  * A merge table (merge.c): the tasks whose payload a submission with
@@ -26,10 +26,11 @@ struct td_merge {
 	hsiphash_key_t key;
 };
 
-/* A task's place in a merge table, by its id. */
+/* A task's place in a merge table, by its id, in the bucket @head. */
 struct td_merge_node {
 	struct hlist_bl_node node;
 	u64 id;
+	struct hlist_bl_head *head;
 };
 
 /* A task of tdispatch_submit_merge() (%TD_TASK_MERGE_NODE). */
@@ -47,14 +48,14 @@ unsigned int td_merge_held(const struct tdispatch_config *cfg);
 void td_merge_init(struct td_merge *m, unsigned int held);
 void td_merge_free(struct td_merge *m);
 int td_merge_alloc(struct td_merge *m, gfp_t gfp);
-int td_merge_prepare(struct td_merge *m, struct td_vec *v);
 struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id) __acquires(bitlock);
 struct td_merge_node *td_merge_find(struct hlist_bl_head *b, u64 id);
 void td_merge_add(struct hlist_bl_head *b, struct td_merge_node *n, u64 id);
 void td_merge_del(struct td_merge_node *n);
 bool td_merge_out(struct td_merge_node *n);
-void td_merge_forget(struct td_merge *m, struct td_merge_node *n);
-void td_merge_task_forget(struct tdispatch *d, struct tdispatch_task *t);
+void td_merge_forget(struct td_merge_node *n);
+void td_merge_task_end(struct tdispatch_task *t);
+void td_merge_batch_close(struct tdispatch_batch *b);
 void td_merge_forget_id(struct tdispatch *d, u64 id);
 
 #endif /* _TDISPATCH_MERGE_H */

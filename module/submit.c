@@ -671,24 +671,15 @@ int td_submit_merged(struct tdispatch *d)
 	return 0;
 }
 
-/*
- * A batch was cut: its items are processed from now on, and its tasks of
- * tdispatch_submit_merge() take no more merges, before ->process() reads
- * their payloads.
- */
-void td_batch_started(struct tdispatch *d, struct tdispatch_batch *b)
+/* A batch was cut: its items are processed from now on. */
+void td_items_inflight(struct tdispatch_batch *b)
 {
 	unsigned int i;
 
-	for (i = 0; i < b->nr; i++) {
-		struct tdispatch_task *t = b->tasks[i];
-
-		if (t->flags & TD_TASK_ITEM)
+	for (i = 0; i < b->nr; i++)
+		if (b->tasks[i]->flags & TD_TASK_ITEM)
 			/* A full barrier: see tdispatch_submit_item(). */
-			xchg(&t->item_state, TD_ITEM_INFLIGHT);
-		else if (t->flags & TD_TASK_MERGE_NODE)
-			td_merge_task_forget(d, t);
-	}
+			xchg(&b->tasks[i]->item_state, TD_ITEM_INFLIGHT);
 }
 
 /* A task goes back to pending: an item's submission meanwhile merges into it. */

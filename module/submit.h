@@ -57,7 +57,7 @@ unsigned int td_drain_list(struct tdispatch *d, struct td_input *in, struct llis
 void td_drain_input(struct tdispatch *d, ktime_t now, struct list_head *reap);
 bool td_input_empty(struct tdispatch *d);
 void td_delayed_sync(struct tdispatch *d);
-void td_batch_started(struct tdispatch *d, struct tdispatch_batch *b);
+void td_items_inflight(struct tdispatch_batch *b);
 void td_item_requeued(struct tdispatch *d, struct tdispatch_task *t);
 bool td_item_ended(struct tdispatch *d, struct tdispatch_task *t,
 		   enum tdispatch_outcome outcome);

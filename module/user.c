@@ -30,8 +30,7 @@ static void td_user_task_release(struct tdispatch *d, struct tdispatch_task *t,
 	struct td_user *u = tdispatch_priv(d);
 
 	if (t->flags & TD_TASK_MERGE)
-		td_merge_forget(&u->merge,
-				&container_of(td_ext(t), struct td_file_task, x)->merge);
+		td_merge_forget(&container_of(td_ext(t), struct td_file_task, x)->merge);
 	if (t->flags & TD_TASK_SLOT)
 		td_slot_forget(u, (struct td_slot_ref *)p->data);
 	td_payload_free(u, p);

@@ -38,7 +38,7 @@ struct td_vec;
 /*
  * A task of up to TD_FILE_TASK_SMALL payload bytes is allocated at that size
  * and, when it ends, kept for the next SUBMIT, up to TD_USER_MAX_SPARE of
- * them per dispatcher (212 bytes each on 64-bit, from kmalloc-256: at most
+ * them per dispatcher (228 bytes each on 64-bit, from kmalloc-256: at most
  * 256 KiB, charged to the memory cgroup that allocated them, beside
  * TD_USER_MAX_BYTES).
  */

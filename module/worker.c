@@ -248,7 +248,7 @@ static void td_express_cut(struct tdispatch *d, struct td_worker *w, struct td_c
 	}
 	/* Pairs with smp_load_acquire() in td_show_locked(). */
 	smp_store_release(&b->nr, nr);
-	td_batch_started(d, b);
+	td_items_inflight(b);
 	trace_tdispatch_batch_start(d, b);
 }
 

@@ -807,24 +807,26 @@ struct merge_load {
 static bool merge_change(struct merge_load *ml, u64 id, gfp_t gfp)
 {
 	struct merge_change *c = kmalloc(sizeof(*c), gfp);
+	u64 version = ml->last[id] + 1;
 	void *old;
 	int ret;
 
 	if (!c)
 		return false;
-	*c = (struct merge_change) { .id = id, .version = ml->last[id] + 1 };
+	*c = (struct merge_change) { .id = id, .version = version };
 	ret = tdispatch_submit_merge(ml->d, id, c, gfp, &old);
 	if (ret) {
 		kfree(c);
 		return false;
 	}
+	/* @c is the engine's now: it may be processed and freed already. */
 	atomic_long_inc(&ml->made);
-	WRITE_ONCE(ml->last[id], c->version);
+	WRITE_ONCE(ml->last[id], version);
 	if (old) {
 		struct merge_change *o = old;
 
 		/* Never processed: the older version of the same id. */
-		if (o->id != id || o->version >= c->version)
+		if (o->id != id || o->version >= version)
 			atomic_long_inc(&ml->regressed);
 		kfree(o);
 		atomic_long_inc(&ml->returned);
@@ -946,7 +948,8 @@ static void test_merges_under_load_end_with_the_newest_processed(struct tcase *t
 	if (!T_EXPECT(t, ml && mt))
 		goto out;
 	init_waitqueue_head(&ml->wait);
-	ml->nr_threads = num_online_cpus();
+	/* Each with an id of its own at least. */
+	ml->nr_threads = min(num_online_cpus(), NR_MERGE_IDS);
 	ml->d = tdispatch_create(&cfg, &merge_ops, ml);
 	if (!T_EXPECT(t, !IS_ERR(ml->d)))
 		goto out;

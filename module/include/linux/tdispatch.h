@@ -49,7 +49,8 @@ enum tdispatch_destroy_mode {
  * struct tdispatch_task - one unit of work, as ->process() sees it
  * @id: the key; a newer task with the same id replaces this one.  An
  *	item's id only names it (see &struct tdispatch_item).
- * @payload: the submitter's pointer, handed back untouched.
+ * @payload: the submitter's pointer, handed back untouched (or the one a
+ *	tdispatch_submit_merge() put in its place).
  * @submitted: when tdispatch_submit() accepted it (CLOCK_MONOTONIC).
  * @attempts: how many times a batch holding it was retried so far; stops
  *	at %TDISPATCH_MAX_ATTEMPTS.
@@ -189,6 +190,9 @@ static inline u64 tdispatch_task_id(const struct tdispatch_task *t)
 /**
  * tdispatch_task_payload() - the payload a task was submitted with
  * @t: the task
+ *
+ * For a task of tdispatch_submit_merge(), the payload of the last merge
+ * into it before its batch went to ->process().
  *
  * Return: the payload pointer.
  */
@@ -342,7 +346,8 @@ struct tdispatch_config {
 /*
  * tdispatch_submit_merge() may replace the payload of the waiting task of
  * its id: the dispatcher keeps a table of those tasks, by id, allocated
- * at create.
+ * at create.  Every other submission of a task then takes its id's lock in
+ * the table too, to take the id's task out.
  */
 #define TDISPATCH_MERGE			BIT(2)
 
