@@ -99,7 +99,7 @@ struct result {
 enum { D_RR, D_UNIFORM, D_ZIPF, NR_D };
 #define NR_SPACES	2
 
-enum { V_NONE, V_TI, V_TT, V_TO, V_WORK, V_IRQW, V_IRQWA, V_SPIN, V_XA, NR_V };
+enum { V_NONE, V_TI, V_TT, V_TO, V_TM, V_WORK, V_IRQW, V_IRQWA, V_SPIN, V_XA, NR_V };
 
 extern const char *const dist_names[NR_D];
 extern atomic64_t processed;

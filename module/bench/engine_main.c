@@ -21,6 +21,9 @@
  *               freed in ->release()
  *   td-own-task tdispatch_submit_task(): the same, with the task in the
  *               payload's allocation (one a change, as irqw-alloc's)
+ *   td-merge    tdispatch_submit_merge() of the same payload: one that
+ *               finds its object's task waiting replaces that task's
+ *               payload (the older one, never processed, is freed)
  *   work        a work_struct embedded in each object, queue_work() on a
  *               WQ_HIGHPRI workqueue: its pending bit coalesces for free
  *   irqw        kernel/irq_work.c's claim-then-raise: a pending bit and an
@@ -28,8 +31,8 @@
  *               work_struct raised by the first add to an empty list
  *   irqw-alloc  irqw where each change kmalloc()s its payload and
  *               xchg()es it into the object (the older one, never
- *               processed, is freed): the peer of td-task and
- *               td-own-task
+ *               processed, is freed): the peer of td-task,
+ *               td-own-task and td-merge
  *   spin        a spinlock and a FIFO of entries embedded in the objects,
  *               a lockless peek at the entry's queued flag first, one
  *               work_struct that drains 64 entries a batch

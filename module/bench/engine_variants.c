@@ -192,9 +192,9 @@ static struct payload *payload_new(u64 ver)
 static struct tdispatch *td;
 
 /* What a dispatcher's tasks are: its private pointer. */
-enum { TD_ITEMS, TD_TASKS, TD_OWN_TASKS };
+enum { TD_ITEMS, TD_TASKS, TD_OWN_TASKS, TD_MERGE_TASKS };
 
-static const char *const td_kind_names[] = { "td-item", "td-task", "td-own-task" };
+static const char *const td_kind_names[] = { "td-item", "td-task", "td-own-task", "td-merge" };
 
 /*
  * With verbose, items' batches that started over 1 ms after the newest of
@@ -274,6 +274,7 @@ static int td_create(unsigned long kind)
 		.max_delay_ns = 0,
 		.workers = WORKERS,
 		.max_input = SZ_1M,
+		.flags = kind == TD_MERGE_TASKS ? TDISPATCH_MERGE : 0,
 	};
 
 	td = tdispatch_create(&cfg, &td_ops, (void *)kind);
@@ -334,6 +335,29 @@ static int to_submit(struct obj *o, u64 ver)
 	ret = tdispatch_submit_task(td, &p->task, o - objs, &p->p);
 	if (ret)
 		kmem_cache_free(own_payload_cache, p);
+	return ret;
+}
+
+static int tm_setup(void)
+{
+	return td_create(TD_MERGE_TASKS);
+}
+
+static int tm_submit(struct obj *o, u64 ver)
+{
+	struct payload *p = payload_new(ver);
+	void *old;
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	ret = tdispatch_submit_merge(td, o - objs, p, GFP_KERNEL, &old);
+	if (ret) {
+		kmem_cache_free(payload_cache, p);
+	} else if (old) {
+		kmem_cache_free(payload_cache, old);	/* replaced unprocessed */
+		atomic64_inc(&replaced);
+	}
 	return ret;
 }
 
@@ -706,6 +730,11 @@ struct variant variants[NR_V] = {
 		   .idle = td_idle, .teardown = td_teardown },
 	[V_TO] = { .name = "td-own-task", .alloc = true, .bytes = sizeof(struct tdispatch_task),
 		   .setup = to_setup, .submit = to_submit,
+		   .idle = td_idle, .teardown = td_teardown },
+	/* A task and its place in the merge table: a node and the id. */
+	[V_TM] = { .name = "td-merge", .alloc = true,
+		   .bytes = sizeof(struct tdispatch_task) + sizeof(struct hlist_bl_node) + sizeof(u64),
+		   .setup = tm_setup, .submit = tm_submit,
 		   .idle = td_idle, .teardown = td_teardown },
 	[V_WORK] = { .name = "work", .bytes = sizeof(struct work_struct),
 		     .setup = work_setup, .submit = work_submit, .idle = peer_idle,
