@@ -4,7 +4,7 @@
  * later submission of the id may still replace, as an item's submission
  * merges into the item while it waits.  A file's (umerge.c) holds the
  * tasks of %TDISPATCH_TASK_MERGE submissions; a kernel dispatcher's, made
- * with %TDISPATCH_MERGE, those of tdispatch_submit_merge() (below).
+ * with %TDISPATCH_MERGE, those of tdispatch_submit_merge() (merge_api.c).
  *
  * A lock a bucket (a bit of its head, as the dcache's hash has), so that
  * producers on different CPUs meet only on one id's bucket, and a size
@@ -64,8 +64,9 @@ int td_merge_alloc(struct td_merge *m, gfp_t gfp)
 }
 
 /*
- * @id's bucket, locked (hlist_bl_unlock() it); only once
- * td_merge_prepare() succeeded.  Sparse knows a bit lock as "bitlock".
+ * @id's bucket, locked (hlist_bl_unlock() it); only once the buckets are
+ * allocated (a file's at its first merge, a kernel dispatcher's at
+ * create).  Sparse knows a bit lock as "bitlock".
  */
 struct hlist_bl_head *td_merge_lock(struct td_merge *m, u64 id)
 	__acquires(bitlock)
@@ -97,7 +98,7 @@ void td_merge_add(struct hlist_bl_head *b, struct td_merge_node *n, u64 id)
 	hlist_bl_add_head(&n->node, b);
 }
 
-/* Out of its locked bucket, if it is in; it never goes in again. */
+/* Out of its locked bucket, if it is in; its task never goes in again. */
 void td_merge_del(struct td_merge_node *n)
 {
 	if (hlist_bl_unhashed(&n->node))

@@ -50,21 +50,24 @@ static int td_merge_into_task(struct tdispatch *d, struct hlist_bl_head *b, u64 
  *	payload of the one of its id that waits
  * @d: the dispatcher, created with %TDISPATCH_MERGE
  * @id: the task's key
- * @payload: passed to ->process() and ->release() untouched
- * @gfp: allocation flags for a new task, as for tdispatch_submit()
+ * @payload: passed to ->process() and ->release() untouched, unless a
+ *	later merge replaces it (then handed back to that caller in its @old)
+ * @gfp: allocation flags for a task, as for tdispatch_submit(): every
+ *	call allocates one first, and gives it back if it merges
  * @old: set to the payload this one replaced, or to NULL
  *
- * If a task of @id that this call or an earlier one made waits (on an
- * input list, pending, or in a batch not yet handed to ->process(); not
- * one back in line for a retry), @payload takes the place of its payload:
- * the submission is accepted and the payload it replaced, returned in
- * @old, is counted overridden.  That payload is the caller's again; ->release() is never
- * called for it.  The task keeps its place in line and its submission
- * time.  Otherwise a new task is submitted as tdispatch_submit() does,
- * with no deadline, and later calls merge into it until a batch takes it.
- * A task of @id submitted any other way (not a periodic run's) takes the
- * waiting one out of the table: later merges make a task of their own,
- * which overrides it.
+ * If a task of @id that an earlier call made waits (on an input list,
+ * pending, or in a batch not yet handed to ->process(); not one back in
+ * line for a retry), @payload takes the place of its payload: the
+ * submission is accepted and the payload it replaced, returned in @old,
+ * is counted overridden.  That payload is the caller's again; ->release()
+ * is never called for it.  The task keeps its place in line and its
+ * submission time.  Otherwise a new task is submitted as
+ * tdispatch_submit() does, with no deadline, and later calls merge into
+ * it until its batch goes to ->process().  A task of @id submitted with
+ * tdispatch_submit(), tdispatch_submit_task() or their kin (not an item,
+ * not a periodic run) takes the waiting one out of the table: later
+ * merges make a task of their own, which overrides it.
  *
  * As xchg() into an object's pointer is for the kernel's own coalescers,
  * without the object: producers on different CPUs meet only on the lock

@@ -39,7 +39,7 @@ enum td_task_state {
 /* Two bits the owner of %TD_TASK_OWNED tasks keeps for itself. */
 #define TD_TASK_OWNER0		BIT(5)
 #define TD_TASK_OWNER1		BIT(6)
-/* A struct td_merge_task, in its dispatcher's merge table until cut: merge.c */
+/* A struct td_merge_task, in its dispatcher's merge table until processed: merge.c */
 #define TD_TASK_MERGE_NODE	BIT(7)
 
 /*

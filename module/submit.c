@@ -654,8 +654,8 @@ out:
 EXPORT_SYMBOL_GPL(tdispatch_item_make_urgent);
 
 /*
- * A user's submission whose payload replaced that of a task of its id
- * which waits (merge.c's merge table): accepted and overridden at once, as
+ * A submission whose payload replaced that of a task of its id which
+ * waits (a merge table's: merge.c): accepted and overridden at once, as
  * an item's submission that finds the item waiting, and no more is owed.
  * With preemption off (the caller holds a bit lock), which, as for
  * td_submit_task(), tdispatch_destroy() waits out after setting ->dead.

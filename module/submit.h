@@ -32,7 +32,7 @@ struct td_input {
 	unsigned long wakeups;		/* empty -> non-empty transitions */
 	unsigned long items;		/* item submissions accepted */
 	unsigned long items_merged;	/* of those, found the item waiting */
-	unsigned long merged;		/* user submissions merged into a task */
+	unsigned long merged;		/* submissions merged into a task that waits */
 } ____cacheline_aligned_in_smp;
 
 /*

@@ -17,7 +17,6 @@
 #include "vec.h"
 #include "watch.h"
 
-
 /*
  * A file's buckets, allocated at its first merge as the caller's (charged
  * to its memory cgroup), after paying what @v owes; process context, may
@@ -32,6 +31,7 @@ static int td_merge_prepare(struct td_merge *m, struct td_vec *v)
 		td_vec_flush_here(v);
 	return td_merge_alloc(m, TD_GFP_USER);
 }
+
 /*
  * In @id's locked bucket @b of the merge table: if a task of @id is in
  * it, its payload becomes the @len bytes at @data and the submission is
@@ -138,7 +138,7 @@ rejected:
  */
 int td_submit_unmerged(struct td_user *u, struct td_file_task *task, u64 id,
 		       const struct tdispatch_submit_opts *o, struct td_watcher *w,
-			      u8 flags, struct td_vec *v)
+		       u8 flags, struct td_vec *v)
 {
 	struct hlist_bl_head *b;
 	struct td_merge_node *n;

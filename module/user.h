@@ -3,7 +3,7 @@
  * A dispatcher owned by an open /dev/tdispatch file: the file's side of it,
  * shared by the units that make it up.  user.c creates it and takes its
  * ioctls; upayload.c holds the tasks' payloads; lease.c hands batches to
- * userspace workers (TAKE, COMPLETE); merge.c merges submissions into the
+ * userspace workers (TAKE, COMPLETE); umerge.c merges submissions into the
  * waiting task of their id; uslots.c makes tasks of shared slots.
  */
 #ifndef _TDISPATCH_USER_H
@@ -148,7 +148,7 @@ void td_user_abandon(struct td_user *u, fl_owner_t owner, bool all);
 int td_leases_init(struct td_user *u);
 void td_leases_stop(struct td_user *u);
 
-/* merge.c */
+/* umerge.c */
 int td_submit_merge(struct td_user *u, const struct tdispatch_submit_task *ut, struct td_vec *v);
 int td_submit_unmerged(struct td_user *u, struct td_file_task *task, u64 id,
 		       const struct tdispatch_submit_opts *o, struct td_watcher *w,

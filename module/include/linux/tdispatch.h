@@ -346,8 +346,9 @@ struct tdispatch_config {
 /*
  * tdispatch_submit_merge() may replace the payload of the waiting task of
  * its id: the dispatcher keeps a table of those tasks, by id, allocated
- * at create.  Every other submission of a task then takes its id's lock in
- * the table too, to take the id's task out.
+ * at create.  Every other submission of a task (not an item, not a
+ * periodic run) then takes its id's lock in the table too, to take the
+ * id's task out.
  */
 #define TDISPATCH_MERGE			BIT(2)
 
