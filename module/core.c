@@ -37,7 +37,8 @@ static bool td_config_valid(const struct tdispatch_config *cfg)
 	       cfg->max_delayed <= TD_MAX_DELAYED &&
 	       cfg->max_attempts <= TDISPATCH_MAX_ATTEMPTS &&
 	       cfg->burst <= TD_MAX_BUFFER &&
-	       !(cfg->flags & ~(TDISPATCH_NORMAL_PRIORITY | TDISPATCH_RATE_BATCHES | TDISPATCH_MERGE)) &&
+	       !(cfg->flags & ~(TDISPATCH_NORMAL_PRIORITY | TDISPATCH_RATE_BATCHES |
+				TDISPATCH_MERGE)) &&
 	       cfg->max_delay_ns <= TDISPATCH_MAX_DELAY_NS;
 }
 

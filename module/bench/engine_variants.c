@@ -731,9 +731,10 @@ struct variant variants[NR_V] = {
 	[V_TO] = { .name = "td-own-task", .alloc = true, .bytes = sizeof(struct tdispatch_task),
 		   .setup = to_setup, .submit = to_submit,
 		   .idle = td_idle, .teardown = td_teardown },
-	/* A task and its place in the merge table: a node and the id. */
+	/* A task and its place in the merge table: a node, the id and its bucket. */
 	[V_TM] = { .name = "td-merge", .alloc = true,
-		   .bytes = sizeof(struct tdispatch_task) + sizeof(struct hlist_bl_node) + sizeof(u64),
+		   .bytes = sizeof(struct tdispatch_task) + sizeof(struct hlist_bl_node) +
+			    2 * sizeof(u64),
 		   .setup = tm_setup, .submit = tm_submit,
 		   .idle = td_idle, .teardown = td_teardown },
 	[V_WORK] = { .name = "work", .bytes = sizeof(struct work_struct),
