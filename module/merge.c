@@ -132,13 +132,30 @@ void td_merge_forget(struct td_merge_node *n)
 	hlist_bl_unlock(n->head);
 }
 
-/* A task of tdispatch_submit_merge() ends: out of the table, if it is in. */
+/* @id's task, if one is in the table, out of it; a bucket lock taken. */
+void td_merge_drop_id(struct td_merge *m, u64 id)
+{
+	struct hlist_bl_head *b = td_merge_lock(m, id);
+	struct td_merge_node *n = td_merge_find(b, id);
+
+	if (n)
+		td_merge_del(n);
+	hlist_bl_unlock(b);
+}
+
+/*
+ * A task of tdispatch_submit_merge() ends: out of the table, if it is in
+ * (a processed one is out already: no interrupts turned off for it).
+ */
 void td_merge_task_end(struct tdispatch_task *t)
 {
+	struct td_merge_node *n = &td_merge_task(t)->merge;
 	unsigned long flags;
 
+	if (td_merge_out(n))
+		return;
 	local_irq_save(flags);
-	td_merge_forget(&td_merge_task(t)->merge);
+	td_merge_forget(n);
 	local_irq_restore(flags);
 }
 
@@ -160,15 +177,9 @@ void td_merge_batch_close(struct tdispatch_batch *b)
 /* A task of @id came not by a merge: the one in the table merges no more. */
 void td_merge_forget_id(struct tdispatch *d, u64 id)
 {
-	struct hlist_bl_head *b;
-	struct td_merge_node *n;
 	unsigned long flags;
 
 	local_irq_save(flags);
-	b = td_merge_lock(&d->merge, id);
-	n = td_merge_find(b, id);
-	if (n)
-		td_merge_del(n);
-	hlist_bl_unlock(b);
+	td_merge_drop_id(&d->merge, id);
 	local_irq_restore(flags);
 }

@@ -21,7 +21,7 @@ struct tdispatch_task;
  * dispatcher's) may replace, one an id.
  */
 struct td_merge {
-	struct hlist_bl_head *heads;	/* 1 << bits; NULL until the first merge */
+	struct hlist_bl_head *heads;	/* 1 << bits; a file's NULL until its first merge */
 	unsigned int bits;
 	hsiphash_key_t key;
 };
@@ -54,6 +54,7 @@ void td_merge_add(struct hlist_bl_head *b, struct td_merge_node *n, u64 id);
 void td_merge_del(struct td_merge_node *n);
 bool td_merge_out(struct td_merge_node *n);
 void td_merge_forget(struct td_merge_node *n);
+void td_merge_drop_id(struct td_merge *m, u64 id);
 void td_merge_task_end(struct tdispatch_task *t);
 void td_merge_batch_close(struct tdispatch_batch *b);
 void td_merge_forget_id(struct tdispatch *d, u64 id);

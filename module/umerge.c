@@ -140,8 +140,6 @@ int td_submit_unmerged(struct td_user *u, struct td_file_task *task, u64 id,
 		       const struct tdispatch_submit_opts *o, struct td_watcher *w,
 		       u8 flags, struct td_vec *v)
 {
-	struct hlist_bl_head *b;
-	struct td_merge_node *n;
 	int ret;
 
 	ret = td_submit_task(u->d, &task->x.task, id, &task->p, o, w, TD_TASK_OWNED | flags, v);
@@ -152,10 +150,6 @@ int td_submit_unmerged(struct td_user *u, struct td_file_task *task, u64 id,
 	 */
 	if (ret || !smp_load_acquire(&u->merge.heads))
 		return ret;
-	b = td_merge_lock(&u->merge, id);
-	n = td_merge_find(b, id);
-	if (n)
-		td_merge_del(n);
-	hlist_bl_unlock(b);
+	td_merge_drop_id(&u->merge, id);
 	return 0;
 }
